@@ -1,0 +1,32 @@
+#include "commands.h"
+
+#include <map>
+
+namespace strata::cli {
+
+namespace {
+std::map<const CLI::App*, std::function<void()>>& actions() {
+  static std::map<const CLI::App*, std::function<void()>> table;
+  return table;
+}
+}  // namespace
+
+void on_run(CLI::App* sub, std::function<void()> action) { actions()[sub] = std::move(action); }
+
+void register_all(CLI::App& app) {
+  (void)app;
+}
+
+void run_selected(CLI::App& app) {
+  const CLI::App* leaf = &app;
+  while (true) {
+    const auto subs = leaf->get_subcommands();
+    if (subs.empty()) break;
+    leaf = subs.front();
+  }
+  const auto it = actions().find(leaf);
+  if (it == actions().end()) throw CLI::CallForHelp();
+  it->second();
+}
+
+}  // namespace strata::cli

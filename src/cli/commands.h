@@ -1,0 +1,23 @@
+#pragma once
+// Subcommand registration. Each cmd_*.cpp adds its subcommand(s) to the app and a callback
+// that runs after parsing; errors travel as strata::Error to main().
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace strata::cli {
+
+void register_doc(CLI::App& app);
+void register_data(CLI::App& app);
+void register_tokenizer(CLI::App& app);
+void register_eval(CLI::App& app);
+void register_baseline(CLI::App& app);
+
+void register_all(CLI::App& app);
+// Runs the action of the subcommand that was selected.
+void run_selected(CLI::App& app);
+
+// Registers `action` to run when `sub` (a parsed subcommand) is the selected leaf.
+void on_run(CLI::App* sub, std::function<void()> action);
+
+}  // namespace strata::cli

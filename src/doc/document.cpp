@@ -1,0 +1,69 @@
+#include "strata/doc/document.h"
+
+#include "strata/doc/sentence_splitter.h"
+
+namespace strata {
+
+namespace {
+std::size_t count_paragraphs(const Section& s) {
+  std::size_t n = s.paragraphs.size();
+  for (const Section& c : s.children) n += count_paragraphs(c);
+  return n;
+}
+std::size_t count_sentences(const Section& s) {
+  std::size_t n = 0;
+  for (const Paragraph& p : s.paragraphs) n += p.sentences.size();
+  for (const Section& c : s.children) n += count_sentences(c);
+  return n;
+}
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+}  // namespace
+
+std::size_t Document::section_count() const {
+  std::size_t n = 0;
+  for_each_section(root, [&](const Section&) { ++n; });
+  return n - 1;
+}
+std::size_t Document::paragraph_count() const { return count_paragraphs(root); }
+std::size_t Document::sentence_count() const { return count_sentences(root); }
+
+DocumentBuilder::DocumentBuilder(std::string title) {
+  doc_.title = std::move(title);
+  doc_.root.heading = doc_.title;
+  open_.push_back({&doc_.root, 0});
+}
+
+void DocumentBuilder::open_section(std::string heading, int rank) {
+  if (rank < 1) rank = 1;
+  while (open_.size() > 1 && open_.back().second >= rank) open_.pop_back();
+  Section* parent = open_.back().first;
+  Section child;
+  child.heading = std::move(heading);
+  child.level = parent->level + 1;
+  parent->children.push_back(std::move(child));
+  // The open sections lie on one root-to-leaf path and only the innermost one gains a child
+  // (after its former children were closed), so no pointer held in open_ is invalidated.
+  open_.push_back({&parent->children.back(), rank});
+}
+
+void DocumentBuilder::add_paragraph(std::string_view text) {
+  std::size_t b = 0, e = text.size();
+  while (b < e && is_space(text[b])) ++b;
+  while (e > b && is_space(text[e - 1])) --e;
+  if (b == e) return;
+  text = text.substr(b, e - b);
+  if (!doc_.text.empty()) doc_.text += "\n\n";
+  const std::size_t offset = doc_.text.size();
+  doc_.text.append(text);
+  Paragraph paragraph;
+  paragraph.span = {offset, offset + text.size()};
+  for (Span s : split_sentences(text)) paragraph.sentences.push_back({s.begin + offset, s.end + offset});
+  open_.back().first->paragraphs.push_back(std::move(paragraph));
+}
+
+Document DocumentBuilder::finish() {
+  open_.clear();
+  return std::move(doc_);
+}
+
+}  // namespace strata
