@@ -14,7 +14,14 @@ std::map<const CLI::App*, std::function<void()>>& actions() {
 void on_run(CLI::App* sub, std::function<void()> action) { actions()[sub] = std::move(action); }
 
 void register_all(CLI::App& app) {
-  (void)app;
+  register_doc(app);
+  register_data(app);
+  register_tokenizer(app);
+  CLI::App* eval = app.add_subcommand("eval", "Score outputs: ROUGE, BLEU, copy rate");
+  eval->require_subcommand(1);
+  register_eval_rouge(*eval);
+  register_eval_bleu(*eval);
+  register_eval_copy(*eval);
 }
 
 void run_selected(CLI::App& app) {

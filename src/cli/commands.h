@@ -7,11 +7,13 @@
 
 namespace strata::cli {
 
-void register_doc(CLI::App& app);
-void register_data(CLI::App& app);
-void register_tokenizer(CLI::App& app);
-void register_eval(CLI::App& app);
-void register_baseline(CLI::App& app);
+void register_doc(CLI::App& app);        // strata doc show
+void register_data(CLI::App& app);       // strata data manpages | lead
+void register_tokenizer(CLI::App& app);  // strata tokenizer train | encode | decode
+// `eval` is one group shared by several files.
+void register_eval_rouge(CLI::App& eval);  // strata eval rouge
+void register_eval_bleu(CLI::App& eval);   // strata eval bleu
+void register_eval_copy(CLI::App& eval);   // strata eval copy
 
 void register_all(CLI::App& app);
 // Runs the action of the subcommand that was selected.

@@ -1,0 +1,7 @@
+#include "commands.h"
+
+namespace strata::cli {
+
+void register_data(CLI::App& app) { (void)app; }  // placeholder: being written this session
+
+}  // namespace strata::cli
