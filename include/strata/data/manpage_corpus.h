@@ -1,0 +1,39 @@
+#pragma once
+// The man-page summarisation corpus: input = a page's sections after NAME as a structured
+// document, target = the NAME line's description (after "\-"). Built from the installed
+// English pages (/usr/share/man/man*/), split train/validation/test by a hash of the name.
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace strata {
+
+class Tokenizer;
+
+struct ManpageCorpusOptions {
+  std::filesystem::path man_root = "/usr/share/man";  // scans man_root/man*/ (English pages)
+  std::size_t min_body_words = 40;     // shorter bodies are skipped
+  std::size_t min_summary_words = 2;   // shorter descriptions are skipped
+  int validation_percent = 5;
+  int test_percent = 5;
+  const Tokenizer* tokenizer = nullptr;  // adds token-length stats when given
+  bool quiet = false;                    // no progress output
+};
+
+// Which split a page goes to. The hash is of the page *name*, not name+section, so pages
+// that share a name (printf(1), printf(3)) land in one split and cannot leak across.
+std::string split_of(std::string_view page_name, int validation_percent, int test_percent);
+
+// Parses every page, writes OUT/{train,validation,test}.jsonl (native form, with extra
+// fields "name", "section", "source") and OUT/stats.json, each atomically. Returns the stats.
+nlohmann::json build_manpage_corpus(const ManpageCorpusOptions& options,
+                                    const std::filesystem::path& out_dir);
+
+// Recomputes stats.json for a corpus directory (e.g. after a tokenizer was trained on it).
+nlohmann::json corpus_stats(const std::filesystem::path& corpus_dir, const Tokenizer* tokenizer);
+
+}  // namespace strata
