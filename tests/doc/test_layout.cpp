@@ -91,7 +91,9 @@ TEST(Layout, AssignsSectionParagraphSentenceIdsPerToken) {
   for (std::size_t i = 1; i < layout.size(); ++i) {
     const int step = layout.sentence[i] - layout.sentence[i - 1];
     EXPECT_TRUE(step == 0 || step == 1);
-    if (layout.paragraph[i] != layout.paragraph[i - 1]) EXPECT_EQ(step, 1);
+    if (layout.paragraph[i] != layout.paragraph[i - 1]) {
+      EXPECT_EQ(step, 1);
+    }
   }
 }
 
