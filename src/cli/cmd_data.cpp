@@ -71,12 +71,13 @@ void register_data(CLI::App& app) {
   auto stats_tokenizer = std::make_shared<std::string>();
   stats->add_option("--data", *corpus, "corpus directory (from `strata data manpages`)")->required();
   stats->add_option("--tokenizer", *stats_tokenizer, "tokenizer for token lengths");
-  stats->add_flag("--json", "print stats.json instead of the table");
+  auto json = std::make_shared<bool>(false);
+  stats->add_flag("--json", *json, "print stats.json instead of the table");
   on_run(stats, [=] {
     std::unique_ptr<Tokenizer> tokenizer;
     if (!stats_tokenizer->empty()) tokenizer = load_tokenizer(*stats_tokenizer);
     const nlohmann::json result = corpus_stats(*corpus, tokenizer.get());
-    if (stats->count("--json")) std::cout << result.dump(2) << '\n';
+    if (*json) std::cout << result.dump(2) << '\n';
     else print_stats_table(result);
   });
 

@@ -97,23 +97,35 @@ CopyCounts copy_counts(const std::vector<std::string>& output_tokens,
   counts.total.assign(max_n, 0);
   const std::size_t out_len = output_tokens.size();
   const std::size_t src_len = source_tokens.size();
-  std::unordered_set<std::uint64_t> source_ngrams;
+  // Source positions whose (n-1)-gram occurs in the output: only there can an n-gram shared
+  // with the output start. The candidates shrink quickly with n, and the hash sets hold the
+  // output's n-grams, so a long source is scanned in full only once.
+  std::vector<std::size_t> candidates(src_len);
+  for (std::size_t j = 0; j < src_len; ++j) candidates[j] = j;
+  std::vector<std::size_t> next_candidates;
+  std::unordered_set<std::uint64_t> output_ngrams, shared;
   std::uint64_t power = 1;  // kBase^n
-  bool copied_shorter = true;
   for (int n = 1; n <= max_n && static_cast<std::size_t>(n) <= out_len; ++n) {
     power *= kBase;
     counts.total[n - 1] = out_len - n + 1;
-    // A copied n-gram contains a copied (n-1)-gram: once none is, no longer one can be.
-    if (!copied_shorter || static_cast<std::size_t>(n) > src_len) continue;
+    if (candidates.empty()) continue;
     const auto hash = [&](const std::vector<std::uint64_t>& prefix, std::size_t i) {
       return prefix[i + n] - prefix[i] * power;
     };
-    source_ngrams.clear();
-    source_ngrams.reserve(src_len - n + 1);
-    for (std::size_t i = 0; i + n <= src_len; ++i) source_ngrams.insert(hash(source_prefix, i));
+    output_ngrams.clear();
+    for (std::size_t i = 0; i + n <= out_len; ++i) output_ngrams.insert(hash(output_prefix, i));
+    shared.clear();
+    next_candidates.clear();
+    for (const std::size_t j : candidates) {
+      if (j + n > src_len) continue;
+      const std::uint64_t h = hash(source_prefix, j);
+      if (!output_ngrams.count(h)) continue;
+      shared.insert(h);
+      next_candidates.push_back(j);
+    }
+    candidates.swap(next_candidates);
     for (std::size_t i = 0; i + n <= out_len; ++i)
-      counts.copied[n - 1] += source_ngrams.count(hash(output_prefix, i));
-    copied_shorter = counts.copied[n - 1] > 0;
+      counts.copied[n - 1] += shared.count(hash(output_prefix, i));
   }
   return counts;
 }

@@ -12,8 +12,6 @@ namespace strata {
 
 namespace {
 
-bool ends_with(std::string_view word, std::string_view suffix) { return word.ends_with(suffix); }
-
 bool is_vowel_letter(char c) { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u'; }
 
 // Porter's consonant: any letter but a, e, i, o, u, and y unless y follows a consonant.
@@ -105,18 +103,17 @@ bool m_positive_with_l(std::string_view word, std::size_t stem_length) {
 
 void apply_first_match(std::string& word, std::span<const Rule> rules) {
   for (const Rule& rule : rules) {
-    if (!ends_with(word, rule.suffix)) continue;
+    if (!word.ends_with(rule.suffix)) continue;
     const std::size_t stem_length = word.size() - rule.suffix.size();
     if (rule.condition == nullptr || rule.condition(word, stem_length)) {
-      word.resize(stem_length);
-      word += rule.replacement;
+      word.replace(stem_length, std::string::npos, rule.replacement);
     }
     return;
   }
 }
 
 void step1a(std::string& word) {
-  if (word.size() == 4 && ends_with(word, "ies")) {  // "dies" -> "die", not "di"
+  if (word.size() == 4 && word.ends_with("ies")) {  // "dies" -> "die", not "di"
     word.pop_back();
     return;
   }
@@ -130,23 +127,22 @@ void step1a(std::string& word) {
 }
 
 void step1b(std::string& word) {
-  if (ends_with(word, "ied")) {  // "died" -> "die" but "spied" -> "spi"
-    word.resize(word.size() - 3);
-    word += word.size() == 1 ? "ie" : "i";
+  if (word.ends_with("ied")) {  // "died" -> "die" but "spied" -> "spi"
+    word.erase(word.size() == 4 ? 3 : word.size() - 2);
     return;
   }
-  if (ends_with(word, "eed")) {
+  if (word.ends_with("eed")) {
     if (measure(std::string_view(word).substr(0, word.size() - 3)) > 0) word.pop_back();
     return;
   }
   std::size_t cut = 0;
-  if (ends_with(word, "ed")) cut = 2;
-  if (ends_with(word, "ing")) cut = 3;
+  if (word.ends_with("ed")) cut = 2;
+  if (word.ends_with("ing")) cut = 3;
   if (cut == 0 || !contains_vowel(std::string_view(word).substr(0, word.size() - cut))) return;
-  word.resize(word.size() - cut);
+  word.erase(word.size() - cut);
   // Tidy the stem: AT/BL/IZ get their E back, a double consonant other than l, s, z is
   // undoubled, and a short cvc stem gets an E.
-  if (ends_with(word, "at") || ends_with(word, "bl") || ends_with(word, "iz")) {
+  if (word.ends_with("at") || word.ends_with("bl") || word.ends_with("iz")) {
     word += 'e';
   } else if (ends_double_consonant(word)) {
     const char last = word.back();
@@ -164,34 +160,23 @@ void step1c(std::string& word) {
 
 void step2(std::string& word) {
   // NLTK applies ALLI -> AL first and then runs step 2 again on the result.
-  if (ends_with(word, "alli") && m_positive(word, word.size() - 4)) {
-    word.resize(word.size() - 2);
+  if (word.ends_with("alli") && m_positive(word, word.size() - 4)) {
+    word.erase(word.size() - 2);
     step2(word);
     return;
   }
   static constexpr std::array<Rule, 22> rules{{
-      {"ational", "ate", m_positive},
-      {"tional", "tion", m_positive},
-      {"enci", "ence", m_positive},
-      {"anci", "ance", m_positive},
-      {"izer", "ize", m_positive},
-      {"bli", "ble", m_positive},
-      {"alli", "al", m_positive},
-      {"entli", "ent", m_positive},
-      {"eli", "e", m_positive},
-      {"ousli", "ous", m_positive},
-      {"ization", "ize", m_positive},
-      {"ation", "ate", m_positive},
-      {"ator", "ate", m_positive},
-      {"alism", "al", m_positive},
-      {"iveness", "ive", m_positive},
-      {"fulness", "ful", m_positive},
-      {"ousness", "ous", m_positive},
-      {"aliti", "al", m_positive},
-      {"iviti", "ive", m_positive},
-      {"biliti", "ble", m_positive},
-      {"fulli", "ful", m_positive},
-      {"logi", "log", m_positive_with_l},
+      {"ational", "ate", m_positive}, {"tional", "tion", m_positive},
+      {"enci", "ence", m_positive},   {"anci", "ance", m_positive},
+      {"izer", "ize", m_positive},    {"bli", "ble", m_positive},
+      {"alli", "al", m_positive},     {"entli", "ent", m_positive},
+      {"eli", "e", m_positive},       {"ousli", "ous", m_positive},
+      {"ization", "ize", m_positive}, {"ation", "ate", m_positive},
+      {"ator", "ate", m_positive},    {"alism", "al", m_positive},
+      {"iveness", "ive", m_positive}, {"fulness", "ful", m_positive},
+      {"ousness", "ous", m_positive}, {"aliti", "al", m_positive},
+      {"iviti", "ive", m_positive},   {"biliti", "ble", m_positive},
+      {"fulli", "ful", m_positive},   {"logi", "log", m_positive_with_l},
   }};
   apply_first_match(word, rules);
 }
@@ -211,24 +196,12 @@ void step3(std::string& word) {
 
 void step4(std::string& word) {
   static constexpr std::array<Rule, 19> rules{{
-      {"al", "", m_above_one},
-      {"ance", "", m_above_one},
-      {"ence", "", m_above_one},
-      {"er", "", m_above_one},
-      {"ic", "", m_above_one},
-      {"able", "", m_above_one},
-      {"ible", "", m_above_one},
-      {"ant", "", m_above_one},
-      {"ement", "", m_above_one},
-      {"ment", "", m_above_one},
-      {"ent", "", m_above_one},
-      {"ion", "", m_above_one_after_s_or_t},
-      {"ou", "", m_above_one},
-      {"ism", "", m_above_one},
-      {"ate", "", m_above_one},
-      {"iti", "", m_above_one},
-      {"ous", "", m_above_one},
-      {"ive", "", m_above_one},
+      {"al", "", m_above_one},   {"ance", "", m_above_one}, {"ence", "", m_above_one},
+      {"er", "", m_above_one},   {"ic", "", m_above_one},   {"able", "", m_above_one},
+      {"ible", "", m_above_one}, {"ant", "", m_above_one},  {"ement", "", m_above_one},
+      {"ment", "", m_above_one}, {"ent", "", m_above_one},  {"ion", "", m_above_one_after_s_or_t},
+      {"ou", "", m_above_one},   {"ism", "", m_above_one},  {"ate", "", m_above_one},
+      {"iti", "", m_above_one},  {"ous", "", m_above_one},  {"ive", "", m_above_one},
       {"ize", "", m_above_one},
   }};
   apply_first_match(word, rules);
@@ -236,7 +209,7 @@ void step4(std::string& word) {
 
 void step5a(std::string& word) {
   // Both E rules are tried (unlike a rule list): (m>1) E -> and (m=1 and not *o) E ->.
-  if (!ends_with(word, "e")) return;
+  if (!word.ends_with("e")) return;
   const std::string_view stem = std::string_view(word).substr(0, word.size() - 1);
   const int m = measure(stem);
   if (m > 1 || (m == 1 && !ends_cvc(stem))) word.pop_back();
@@ -244,7 +217,7 @@ void step5a(std::string& word) {
 
 void step5b(std::string& word) {
   // (m>1 and *d and *L) -> single letter; NLTK measures the word less one l.
-  if (ends_with(word, "ll") && measure(std::string_view(word).substr(0, word.size() - 1)) > 1) {
+  if (word.ends_with("ll") && measure(std::string_view(word).substr(0, word.size() - 1)) > 1) {
     word.pop_back();
   }
 }
@@ -252,11 +225,21 @@ void step5b(std::string& word) {
 // NLTK's table of irregular forms, looked up before anything else.
 const std::string_view* irregular_stem(std::string_view word) {
   static constexpr std::array<std::pair<std::string_view, std::string_view>, 16> forms{{
-      {"sky", "sky"},           {"skies", "sky"},         {"dying", "die"},
-      {"lying", "lie"},         {"tying", "tie"},         {"news", "news"},
-      {"innings", "inning"},    {"inning", "inning"},     {"outings", "outing"},
-      {"outing", "outing"},     {"cannings", "canning"},  {"canning", "canning"},
-      {"howe", "howe"},         {"proceed", "proceed"},   {"exceed", "exceed"},
+      {"sky", "sky"},
+      {"skies", "sky"},
+      {"dying", "die"},
+      {"lying", "lie"},
+      {"tying", "tie"},
+      {"news", "news"},
+      {"innings", "inning"},
+      {"inning", "inning"},
+      {"outings", "outing"},
+      {"outing", "outing"},
+      {"cannings", "canning"},
+      {"canning", "canning"},
+      {"howe", "howe"},
+      {"proceed", "proceed"},
+      {"exceed", "exceed"},
       {"succeed", "succeed"},
   }};
   for (const auto& form : forms) {
