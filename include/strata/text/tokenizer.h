@@ -59,7 +59,8 @@ class Tokenizer {
 //  - a sentencepiece model (.model protobuf),
 //  - an HF tokenizer.json with a byte-level BPE model,
 //  - a directory holding tokenizer.json, or vocab.json + merges.txt (GPT-2),
-//  - a strata tokenizer directory (tokenizer.model + tokenizer.json side files).
+//  - a strata tokenizer directory (tokenizer.model or tokenizer.json, plus the sidecar
+//    strata-tokenizer.json that names the special tokens; see text/tokenizer_sidecar.h).
 // A file of another kind gives strata::Error naming the file and what was found instead.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& path);
 
