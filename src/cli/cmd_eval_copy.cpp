@@ -23,6 +23,7 @@ using ordered_json = nlohmann::ordered_json;
 struct CopyCommandOptions {
   std::string pairs;
   int max_n = kCopyRateDefaultMaxN;
+  std::string field = "prediction";  // which text is scored against the source
   bool json = false;
 };
 
@@ -47,11 +48,11 @@ ordered_json optional_json(const std::optional<double>& value) {
   return value ? ordered_json(*value) : ordered_json(nullptr);
 }
 
-void print_table(const CopyRateCorpus& corpus) {
-  std::printf("Copy rate over %zu pairs: the fraction of prediction n-grams also in the source\n"
-              "(lowercased words), averaged over the pairs whose prediction has n words or more.\n"
+void print_table(const CopyRateCorpus& corpus, const std::string& field) {
+  std::printf("Copy rate over %zu pairs: the fraction of \"%s\" n-grams also in the source\n"
+              "(lowercased words), averaged over the pairs whose \"%s\" has n words or more.\n"
               "novel = 1 - copy rate.\n\n",
-              corpus.examples());
+              corpus.examples(), field.c_str(), field.c_str());
   std::printf("%4s %10s %10s %8s\n", "n", "copy_rate", "novel", "pairs");
   for (int n = 1; n <= corpus.max_n(); ++n) {
     const auto rate = corpus.copy_rate(n);
@@ -69,7 +70,7 @@ void run_copy(const CopyCommandOptions& options) {
   std::vector<Pair> batch;
   nlohmann::json object;
   while (reader.next(object)) {
-    batch.push_back({reader.string_field(object, "prediction"), reader.string_field(object, "source")});
+    batch.push_back({reader.string_field(object, options.field), reader.string_field(object, "source")});
     if (batch.size() == kBatch) {
       score_batch(batch, options.max_n, corpus);
       progress.add(batch.size());
@@ -82,7 +83,7 @@ void run_copy(const CopyCommandOptions& options) {
   if (corpus.examples() == 0) throw error_at(options.pairs, 0, "", "no pairs to score");
 
   if (!options.json) {
-    print_table(corpus);
+    print_table(corpus, options.field);
     return;
   }
   ordered_json orders = ordered_json::array();
@@ -109,6 +110,10 @@ void register_eval_copy(CLI::App& eval) {
       ->required();
   sub->add_option("--max-n", options->max_n, "largest n-gram order")
       ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  sub->add_option("--field", options->field,
+                  "the field scored against \"source\" (e.g. \"reference\", to measure how "
+                  "abstractive the reference summaries are)")
       ->capture_default_str();
   sub->add_flag("--json", options->json, "print the table as one JSON object");
   on_run(sub, [options] { run_copy(*options); });

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "strata/core/strings.h"
+
 #include <string_view>
 
 namespace strata {
@@ -10,27 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kWhitespace = " \t\r\n\f\v";
-
-std::string_view trim(std::string_view s) {
-  const std::size_t b = s.find_first_not_of(kWhitespace);
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(kWhitespace) + 1 - b);
-}
-
-std::vector<std::string_view> split_lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    std::size_t end = text.find('\n', begin);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(begin, end - begin);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.push_back(line);
-    begin = end + 1;
-  }
-  return lines;
-}
 
 // Paragraphs of a flat article. Exports differ: some separate paragraphs by blank lines
 // (and may wrap lines inside a paragraph), others put one paragraph per line. Blank lines

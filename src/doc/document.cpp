@@ -1,5 +1,6 @@
 #include "strata/doc/document.h"
 
+#include "strata/core/strings.h"
 #include "strata/doc/sentence_splitter.h"
 
 namespace strata {
@@ -16,7 +17,6 @@ std::size_t count_sentences(const Section& s) {
   for (const Section& c : s.children) n += count_sentences(c);
   return n;
 }
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 }  // namespace
 
 std::size_t Document::section_count() const {
@@ -47,11 +47,8 @@ void DocumentBuilder::open_section(std::string heading, int rank) {
 }
 
 void DocumentBuilder::add_paragraph(std::string_view text) {
-  std::size_t b = 0, e = text.size();
-  while (b < e && is_space(text[b])) ++b;
-  while (e > b && is_space(text[e - 1])) --e;
-  if (b == e) return;
-  text = text.substr(b, e - b);
+  text = trim(text);
+  if (text.empty()) return;
   if (!doc_.text.empty()) doc_.text += "\n\n";
   const std::size_t offset = doc_.text.size();
   doc_.text.append(text);
@@ -59,6 +56,17 @@ void DocumentBuilder::add_paragraph(std::string_view text) {
   paragraph.span = {offset, offset + text.size()};
   for (Span s : split_sentences(text)) paragraph.sentences.push_back({s.begin + offset, s.end + offset});
   open_.back().first->paragraphs.push_back(std::move(paragraph));
+}
+
+Document build_document(std::string title, std::vector<DocumentBlock> blocks) {
+  DocumentBuilder builder(std::move(title));
+  for (DocumentBlock& block : blocks) {
+    if (block.rank > 0)
+      builder.open_section(std::move(block.text), block.rank);
+    else
+      builder.add_paragraph(block.text);
+  }
+  return builder.finish();
 }
 
 Document DocumentBuilder::finish() {

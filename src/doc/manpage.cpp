@@ -5,6 +5,7 @@
 
 #include "roff_text.h"
 #include "strata/core/files.h"
+#include "strata/core/strings.h"
 #include "strata/core/utf8.h"
 
 // One pass over the lines of the page. Text lines and the text-producing macros append to
@@ -59,11 +60,7 @@ const std::unordered_map<std::string_view, Request>& requests() {
 
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (is_blank(s.front()) || s.front() == '\n')) s.remove_prefix(1);
-  while (!s.empty() && (is_blank(s.back()) || s.back() == '\n')) s.remove_suffix(1);
-  return s;
-}
+std::string_view trim(std::string_view s) { return strata::trim(s, " \t\n"); }
 
 std::string_view trim_left(std::string_view s) {
   while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
@@ -203,23 +200,12 @@ class ManParser {
   ManPage finish() {
     flush();
     std::string title = page_.section.empty() ? page_.name : page_.name + "(" + page_.section + ")";
-    DocumentBuilder builder(std::move(title));
-    for (Block& block : blocks_) {
-      if (block.rank > 0)
-        builder.open_section(std::move(block.text), block.rank);
-      else
-        builder.add_paragraph(block.text);
-    }
-    page_.document = builder.finish();
+    page_.document = build_document(std::move(title), std::move(blocks_));
     page_.description = description_of(page_.name_line);
     return std::move(page_);
   }
 
  private:
-  struct Block {
-    int rank = 0;  // 0: a paragraph; 1 or 2: a heading (.SH, .SS)
-    std::string text;
-  };
   enum class Pending { None, Heading, Tag, ExtraTag };
   enum class Separator { Auto, None, Newline, Tag };
   enum class Capture { None, Define, Ignore };
@@ -631,7 +617,7 @@ class ManParser {
   }
 
   ManPage page_;
-  std::vector<Block> blocks_;
+  std::vector<DocumentBlock> blocks_;  // rank 0: a paragraph; 1 or 2: a heading (.SH, .SS)
   std::string para_;
   bool nofill_ = false;
   Pending pending_ = Pending::None;

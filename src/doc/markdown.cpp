@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "markdown_inline.h"
+#include "strata/core/strings.h"
 
 // Block structure, line by line (CommonMark's rules, simplified):
 //   - "# Title" … "###### Title" (closing #s stripped) and setext headings (a paragraph
@@ -22,11 +23,7 @@ namespace {
 
 bool is_blank(std::string_view line) { return line.find_first_not_of(" \t") == std::string_view::npos; }
 
-std::string_view trim(std::string_view s) {
-  const std::size_t b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t") + 1 - b);
-}
+std::string_view trim(std::string_view s) { return strata::trim(s, " \t"); }
 
 // Columns of leading whitespace (a tab advances to the next multiple of 4) and the bytes they take.
 std::size_t indent_of(std::string_view line, std::size_t* bytes = nullptr) {
@@ -145,20 +142,6 @@ bool reference_definition(std::string_view line) {
   return close != std::string_view::npos && close > 1;
 }
 
-std::vector<std::string_view> split_lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    std::size_t end = text.find('\n', begin);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(begin, end - begin);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.push_back(line);
-    begin = end + 1;
-  }
-  return lines;
-}
-
 class MarkdownParser {
  public:
   void parse(std::string_view text) {
@@ -171,22 +154,11 @@ class MarkdownParser {
   Document finish() {
     std::string title;
     if (!blocks_.empty() && blocks_.front().rank == 1) title = blocks_.front().text;
-    DocumentBuilder builder(std::move(title));
-    for (Block& block : blocks_) {
-      if (block.rank > 0)
-        builder.open_section(std::move(block.text), block.rank);
-      else
-        builder.add_paragraph(block.text);
-    }
-    return builder.finish();
+    return build_document(std::move(title), std::move(blocks_));
   }
 
  private:
   enum class Kind { None, Paragraph, List, Quote, IndentedCode, Fence };
-  struct Block {
-    int rank = 0;  // 0: a paragraph; 1-6: a heading
-    std::string text;
-  };
 
   static std::size_t skip_front_matter(const std::vector<std::string_view>& lines) {
     if (lines.empty() || trim(lines[0]) != "---") return 0;
@@ -315,7 +287,7 @@ class MarkdownParser {
     pending_blank_lines_ = 0;
   }
 
-  std::vector<Block> blocks_;
+  std::vector<DocumentBlock> blocks_;  // rank 0: a paragraph; 1-6: a heading
   Kind kind_ = Kind::None;
   std::string text_;
   char fence_char_ = '`';

@@ -1,4 +1,5 @@
 #include "markdown_inline.h"
+#include "strata/core/strings.h"
 
 #include <algorithm>
 #include <vector>
@@ -7,7 +8,6 @@ namespace strata::markdown {
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 bool is_punct(char c) {
   return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') || (c >= '{' && c <= '~');
 }

@@ -16,7 +16,7 @@ TEST(LayoutTensors, MirrorLayoutAndTreeRelations) {
   b.open_section("B", 1);
   b.add_paragraph("delta epsilon zeta.");
   const Document document = b.finish();
-  testing::WordTokenizer tokenizer;
+  test_support::WordTokenizer tokenizer;
   LayoutOptions options;
   options.segments = 2;
   const Layout layout = make_layout(document, tokenizer, options);

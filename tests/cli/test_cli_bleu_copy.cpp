@@ -15,17 +15,15 @@
 #include <nlohmann/json.hpp>
 
 #include "strata/eval/bleu.h"
+#include "support/cli.h"
 
 namespace strata {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
+using Result = test_support::CliResult;
+using test_support::slurp;
 
 class CliBleuCopy : public testing::Test {
  protected:
@@ -44,20 +42,8 @@ class CliBleuCopy : public testing::Test {
     return path;
   }
 
-  static std::string slurp(const fs::path& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
 
-  Result run(const std::string& args) {
-    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string command = std::string(STRATA_BINARY) + " " + args + " >" + out.string() +
-                                " 2>" + err.string();
-    const int status = std::system(command.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-  }
+  Result run(const std::string& args) { return test_support::run_strata(args, dir_); }
 
   fs::path dir_;
 };
@@ -168,6 +154,18 @@ TEST_F(CliBleuCopy, CopyTableMarksMissingOrders) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("   2     1.0000     0.0000        1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("   3          -          -        0"), std::string::npos) << r.out;
+}
+
+TEST_F(CliBleuCopy, CopyScoresAnotherFieldAgainstTheSource) {
+  const fs::path pairs = write("pairs.jsonl", {{{"prediction", "x y"}, {"reference", "a b z"}, {"source", "a b c"}}});
+  const Result r = run("eval copy --json --max-n 2 --field reference --pairs " + pairs.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto orders = nlohmann::json::parse(r.out).at("orders");
+  EXPECT_NEAR(orders[0].at("copy_rate").get<double>(), 2.0 / 3, 1e-12);  // a, b of a b z
+  EXPECT_NEAR(orders[1].at("copy_rate").get<double>(), 1.0 / 2, 1e-12);  // "a b" of a b, b z
+  const Result missing = run("eval copy --field summary --pairs " + pairs.string());
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("pairs.jsonl:1: field 'summary': missing"), std::string::npos) << missing.err;
 }
 
 TEST_F(CliBleuCopy, CopyErrors) {

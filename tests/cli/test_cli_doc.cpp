@@ -10,7 +10,7 @@
 
 namespace {
 
-const std::filesystem::path kDocData = std::filesystem::path(STRATA_TEST_DATA_DIR) / "doc";
+const std::filesystem::path kDocData = std::filesystem::path(STRATA_FIXTURES_DIR) / "doc";
 
 // Appended piecewise: GCC 12 gives a false -Wrestrict on "'" + string + "'".
 std::string shell_quoted(const std::filesystem::path& path) {

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "support/cli.h"
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,11 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
+using Result = test_support::CliResult;
+using test_support::slurp;
 
 class CliRouge : public testing::Test {
  protected:
@@ -42,20 +41,8 @@ class CliRouge : public testing::Test {
     return path;
   }
 
-  static std::string slurp(const fs::path& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
 
-  Result run(const std::string& args) {
-    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string command = std::string(STRATA_BINARY) + " eval rouge " + args + " >" +
-                                out.string() + " 2>" + err.string();
-    const int status = std::system(command.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-  }
+  Result run(const std::string& args) { return test_support::run_strata("eval rouge " + args, dir_); }
 
   fs::path dir_;
 };

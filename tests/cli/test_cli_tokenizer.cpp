@@ -12,16 +12,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/cli.h"
+
 namespace strata {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
+using Result = test_support::CliResult;
+using test_support::slurp;
 
 class CliTokenizer : public testing::Test {
  protected:
@@ -46,21 +45,8 @@ class CliTokenizer : public testing::Test {
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
 
-  static std::string slurp(const fs::path& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
 
-  static Result run(const std::string& args) {
-    const fs::path out = dir_ / "stdout.txt";
-    const fs::path err = dir_ / "stderr.txt";
-    const std::string command =
-        std::string(STRATA_BINARY) + " " + args + " >" + out.string() + " 2>" + err.string();
-    const int status = std::system(command.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-  }
+  static Result run(const std::string& args) { return test_support::run_strata(args, dir_); }
 
   static fs::path dir_;
 };

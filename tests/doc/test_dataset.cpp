@@ -13,7 +13,7 @@
 namespace strata {
 namespace {
 
-const std::filesystem::path kDataDir = std::filesystem::path(STRATA_TEST_DATA_DIR) / "dataset";
+const std::filesystem::path kDataDir = std::filesystem::path(STRATA_FIXTURES_DIR) / "dataset";
 
 std::vector<std::string> paragraph_texts(const Document& document, const Section& section) {
   std::vector<std::string> texts;

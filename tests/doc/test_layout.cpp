@@ -78,7 +78,7 @@ TEST(SectionTree, PathLenIsAntisymmetricAndLvlDiffAdditive) {
 }
 
 TEST(Layout, AssignsSectionParagraphSentenceIdsPerToken) {
-  testing::WordTokenizer tokenizer;
+  test_support::WordTokenizer tokenizer;
   const Layout layout = make_layout(figure2_document(), tokenizer);
   // one a. | one b. | eleven. | twelve. | two. | twenty-one. | deep.
   ASSERT_EQ(layout.size(), 9u);
@@ -98,7 +98,7 @@ TEST(Layout, AssignsSectionParagraphSentenceIdsPerToken) {
 }
 
 TEST(Layout, EvenSegmentsAndSpecialTokens) {
-  testing::WordTokenizer tokenizer;
+  test_support::WordTokenizer tokenizer;
   LayoutOptions options;
   options.segments = 3;
   options.add_bos = true;
@@ -115,7 +115,7 @@ TEST(Layout, EvenSegmentsAndSpecialTokens) {
 }
 
 TEST(Layout, TruncatesButKeepsEos) {
-  testing::WordTokenizer tokenizer;
+  test_support::WordTokenizer tokenizer;
   LayoutOptions options;
   options.add_eos = true;
   options.max_tokens = 4;
@@ -126,14 +126,14 @@ TEST(Layout, TruncatesButKeepsEos) {
 }
 
 TEST(Layout, RejectsBadOptions) {
-  testing::WordTokenizer tokenizer;
+  test_support::WordTokenizer tokenizer;
   LayoutOptions options;
   options.segments = 0;
   EXPECT_THROW(make_layout(figure2_document(), tokenizer, options), Error);
 }
 
 TEST(Layout, EmptyDocumentHasOnlyTheRoot) {
-  testing::WordTokenizer tokenizer;
+  test_support::WordTokenizer tokenizer;
   const Layout layout = make_layout(DocumentBuilder("empty").finish(), tokenizer);
   EXPECT_EQ(layout.size(), 0u);
   EXPECT_EQ(layout.tree.size(), 1);

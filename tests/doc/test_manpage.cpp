@@ -10,7 +10,7 @@
 namespace strata {
 namespace {
 
-const std::filesystem::path kDocData = std::filesystem::path(STRATA_TEST_DATA_DIR) / "doc";
+const std::filesystem::path kDocData = std::filesystem::path(STRATA_FIXTURES_DIR) / "doc";
 
 std::vector<std::string> paragraph_texts(const Document& doc, const Section& section) {
   std::vector<std::string> out;

@@ -27,7 +27,7 @@ Texts sentences(const Document& doc, const Paragraph& paragraph) {
 class GuideMarkdown : public ::testing::Test {
  protected:
   void SetUp() override {
-    doc = parse_markdown(read_file(std::filesystem::path(STRATA_TEST_DATA_DIR) / "doc" / "guide.md"));
+    doc = parse_markdown(read_file(std::filesystem::path(STRATA_FIXTURES_DIR) / "doc" / "guide.md"));
   }
   Document doc;
 };

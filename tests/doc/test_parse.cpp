@@ -11,7 +11,7 @@
 namespace strata {
 namespace {
 
-const std::filesystem::path kDocData = std::filesystem::path(STRATA_TEST_DATA_DIR) / "doc";
+const std::filesystem::path kDocData = std::filesystem::path(STRATA_FIXTURES_DIR) / "doc";
 
 std::string error_of(const std::function<void()>& f) {
   try {

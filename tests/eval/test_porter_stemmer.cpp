@@ -11,8 +11,8 @@ namespace {
 
 TEST(PorterStemmer, MatchesNltkOnFixture) {
   // porter_nltk.tsv: word<TAB>stem as NLTK computed it, for 3058 words.
-  std::ifstream in(STRATA_TEST_DATA_DIR "/eval/porter_nltk.tsv");
-  ASSERT_TRUE(in) << "missing fixture tests/data/eval/porter_nltk.tsv";
+  std::ifstream in(STRATA_FIXTURES_DIR "/eval/porter_nltk.tsv");
+  ASSERT_TRUE(in) << "missing fixture tests/fixtures/eval/porter_nltk.tsv";
   std::string line;
   std::size_t checked = 0;
   while (std::getline(in, line)) {

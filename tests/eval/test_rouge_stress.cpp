@@ -15,8 +15,8 @@ namespace strata {
 namespace {
 
 TEST(RougeStress, MatchesThePythonPeerExactly) {
-  std::ifstream in(STRATA_TEST_DATA_DIR "/eval/rouge_stress.jsonl");
-  ASSERT_TRUE(in) << "missing fixture tests/data/eval/rouge_stress.jsonl";
+  std::ifstream in(STRATA_FIXTURES_DIR "/eval/rouge_stress.jsonl");
+  ASSERT_TRUE(in) << "missing fixture tests/fixtures/eval/rouge_stress.jsonl";
   const std::vector<std::string> types{"rouge1", "rouge2", "rouge3", "rougeL", "rougeLsum"};
   const RougeScorer plain(types, false), stemmed(types, true);
   std::string line;

@@ -6,7 +6,7 @@
 
 #include "strata/text/tokenizer.h"
 
-namespace strata::testing {
+namespace strata::test_support {
 
 class WordTokenizer : public Tokenizer {
  public:
@@ -53,4 +53,4 @@ class WordTokenizer : public Tokenizer {
   mutable std::vector<std::string> pieces_;
 };
 
-}  // namespace strata::testing
+}  // namespace strata::test_support

@@ -13,7 +13,7 @@
 namespace strata {
 namespace {
 
-const std::string kData = std::string(STRATA_TEST_DATA_DIR) + "/text/";
+const std::string kData = std::string(STRATA_FIXTURES_DIR) + "/text/";
 
 // A vocabulary of the 256 byte pieces, then one piece per merge, then `extra` tokens.
 ByteBpeTokenizer make(const std::vector<ByteBpeTokenizer::Merge>& merges,

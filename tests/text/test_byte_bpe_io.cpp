@@ -13,7 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kFixture = std::string(STRATA_TEST_DATA_DIR) + "/text/gpt2_tiny_tokenizer.json";
+const std::string kFixture = std::string(STRATA_FIXTURES_DIR) + "/text/gpt2_tiny_tokenizer.json";
 
 json fixture() { return json::parse(read_file(kFixture)); }
 

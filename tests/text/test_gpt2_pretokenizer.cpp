@@ -63,7 +63,7 @@ TEST(Gpt2PreTokenizer, EmptyText) { EXPECT_TRUE(gpt2_pretokenize("").empty()); }
 
 // Pieces made by Python's `regex` module with GPT-2's pattern (make_gpt2_fixture.py).
 TEST(Gpt2PreTokenizer, MatchesPythonRegexReference) {
-  JsonlReader reader(std::string(STRATA_TEST_DATA_DIR) + "/text/gpt2_reference.jsonl");
+  JsonlReader reader(std::string(STRATA_FIXTURES_DIR) + "/text/gpt2_reference.jsonl");
   nlohmann::json line;
   int cases = 0;
   while (reader.next(line)) {

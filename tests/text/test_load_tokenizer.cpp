@@ -12,7 +12,7 @@ namespace strata {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path kData = fs::path(STRATA_TEST_DATA_DIR) / "text";
+const fs::path kData = fs::path(STRATA_FIXTURES_DIR) / "text";
 
 std::string error_of(const fs::path& path) {
   try {

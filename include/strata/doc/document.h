@@ -51,6 +51,13 @@ void for_each_section(const Section& section, F&& visit) {
   for (const Section& child : section.children) for_each_section(child, visit);
 }
 
+// A heading (rank > 0, as DocumentBuilder::open_section takes it) or a paragraph (rank 0):
+// what parsers collect when the title is known only at the end.
+struct DocumentBlock {
+  int rank = 0;
+  std::string text;
+};
+
 // Builds a Document paragraph by paragraph, splitting sentences as it goes. Parsers of
 // every format use it, so offsets and nesting follow one rule.
 class DocumentBuilder {
@@ -74,5 +81,7 @@ class DocumentBuilder {
   Document doc_;
   std::vector<std::pair<Section*, int>> open_;  // (section, rank); root has rank 0
 };
+
+Document build_document(std::string title, std::vector<DocumentBlock> blocks);
 
 }  // namespace strata

@@ -1,0 +1,22 @@
+#pragma once
+// Small string helpers shared by the parsers.
+#include <string_view>
+#include <vector>
+
+namespace strata {
+
+inline constexpr std::string_view kWhitespace = " \t\r\n\f\v";
+
+inline bool is_space(char c) { return kWhitespace.find(c) != std::string_view::npos; }
+
+// `s` without leading and trailing characters from `chars`.
+inline std::string_view trim(std::string_view s, std::string_view chars = kWhitespace) {
+  const std::size_t b = s.find_first_not_of(chars);
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(chars) + 1 - b);
+}
+
+// Lines split on '\n', a trailing '\r' removed from each; "a\n" gives {"a", ""}.
+std::vector<std::string_view> split_lines(std::string_view text);
+
+}  // namespace strata
