@@ -52,6 +52,8 @@ void register_data(CLI::App& app) {
       ->capture_default_str();
   manpages->add_option("--min-body-words", options->min_body_words, "skip pages with shorter bodies")
       ->capture_default_str();
+  manpages->add_option("--exclude", options->exclude,
+                       "skip pages whose name matches this shell glob (repeatable), e.g. 'gcloud*'");
   manpages->add_option("--validation-percent", options->validation_percent)->capture_default_str();
   manpages->add_option("--test-percent", options->test_percent)->capture_default_str();
   manpages->add_option("--tokenizer", *tokenizer_path, "also report token lengths with this tokenizer");

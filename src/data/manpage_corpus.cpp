@@ -1,5 +1,7 @@
 #include "strata/data/manpage_corpus.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <atomic>
 #include <optional>
@@ -74,6 +76,11 @@ Entry read_entry(const fs::path& path, const ManpageCorpusOptions& options) {
     entry.skip = "no_name";
     return entry;
   }
+  for (const std::string& pattern : options.exclude)
+    if (::fnmatch(pattern.c_str(), page.name.c_str(), 0) == 0) {
+      entry.skip = "excluded";
+      return entry;
+    }
   entry.name = page.name;
   entry.section = page.section;
   entry.document = without_name_section(page.document);

@@ -4,6 +4,8 @@
 #include <array>
 #include <string>
 
+#include "strata/core/strings.h"
+
 // One pass over the text. A candidate boundary is a run of terminal punctuation (. ? ! …),
 // optionally followed by closing quotes or brackets, followed by whitespace. Requiring the
 // whitespace is what keeps 3.14, v1.2.3, 192.168.0.1, ls.1, www.example.com and "e.g.,"
@@ -14,7 +16,6 @@ namespace strata {
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
 bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }

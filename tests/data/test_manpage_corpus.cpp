@@ -86,6 +86,16 @@ TEST_F(ManpageCorpusTest, KeepsGoodPagesAndCountsEverySkip) {
   EXPECT_TRUE(fs::exists(out / "stats.json"));
 }
 
+TEST_F(ManpageCorpusTest, ExcludesPagesByNameGlob) {
+  ManpageCorpusOptions options;
+  options.man_root = root_;
+  options.quiet = true;
+  options.exclude = {"tool1*", "tool7"};
+  const nlohmann::json stats = build_manpage_corpus(options, root_ / "out");
+  EXPECT_EQ(stats["skipped"]["excluded"], 12);  // tool1, tool10..tool19, tool7
+  EXPECT_EQ(stats["all"]["documents"], 28);
+}
+
 TEST_F(ManpageCorpusTest, OutputIsDeterministic) {
   ManpageCorpusOptions options;
   options.man_root = root_;

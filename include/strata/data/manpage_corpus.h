@@ -18,6 +18,9 @@ struct ManpageCorpusOptions {
   std::filesystem::path man_root = "/usr/share/man";  // scans man_root/man*/ (English pages)
   std::size_t min_body_words = 40;     // shorter bodies are skipped
   std::size_t min_summary_words = 2;   // shorter descriptions are skipped
+  // Shell globs on the page name ("gcloud*"): matching pages are skipped as "excluded". For
+  // keeping one package's generated pages from dominating the corpus.
+  std::vector<std::string> exclude;
   int validation_percent = 5;
   int test_percent = 5;
   const Tokenizer* tokenizer = nullptr;  // adds token-length stats when given
