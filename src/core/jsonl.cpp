@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "strata/core/diagnostics.h"
 #include "strata/core/utf8.h"
 
 namespace strata {
@@ -32,6 +33,8 @@ bool JsonlReader::next(nlohmann::json& object) {
     if (!object.is_object()) throw error_at(path_, line_, "", "expected a JSON object");
     return true;
   }
+  if (!reported_) report_invalid_utf8(path_, invalid_utf8_);
+  reported_ = true;
   return false;
 }
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/core/diagnostics.h"
 #include "strata/core/error.h"
 #include "strata/core/files.h"
 #include "strata/core/progress.h"
@@ -50,6 +51,7 @@ Document without_name_section(const Document& page) {
 
 struct Entry {
   std::string skip;  // reason, empty when kept
+  std::size_t invalid_utf8_bytes = 0;
   std::string name, section, source;
   Document document;
 };
@@ -68,6 +70,7 @@ Entry read_entry(const fs::path& path, const ManpageCorpusOptions& options) {
     entry.skip = "unreadable";
     return entry;
   }
+  entry.invalid_utf8_bytes = page.invalid_utf8_bytes;
   if (!page.alias_of.empty()) {
     entry.skip = "alias";
     return entry;
@@ -138,7 +141,9 @@ nlohmann::json build_manpage_corpus(const ManpageCorpusOptions& options, const f
   std::unordered_set<std::uint64_t> seen_bodies;
   std::map<std::string, std::size_t> skipped;
   std::map<std::string, std::vector<const Entry*>> by_split;
+  std::size_t invalid_utf8_bytes = 0;
   for (Entry& entry : entries) {
+    invalid_utf8_bytes += entry.invalid_utf8_bytes;
     if (entry.skip.empty() && !seen_bodies.insert(fnv1a(entry.document.text)).second)
       entry.skip = "duplicate";
     if (!entry.skip.empty()) {
@@ -153,6 +158,8 @@ nlohmann::json build_manpage_corpus(const ManpageCorpusOptions& options, const f
   stats["source"] = options.man_root.string();
   stats["pages_found"] = pages.size();
   stats["skipped"] = skipped;
+  stats["invalid_utf8_bytes"] = invalid_utf8_bytes;  // replaced by U+FFFD, over all pages read
+  report_invalid_utf8(options.man_root, invalid_utf8_bytes);
   SplitLengths all;
   for (const char* split : kSplits) {
     AtomicFile file(out_dir / (std::string(split) + ".jsonl"));

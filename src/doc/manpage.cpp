@@ -645,12 +645,15 @@ class ManParser {
 ManPage parse_manpage(std::string_view roff, std::string_view source_name) {
   ManParser parser(source_name);
   std::string sanitized;
+  std::size_t replaced = 0;
   if (!is_valid_utf8(roff)) {
-    sanitized = sanitize_utf8(roff);
+    sanitized = sanitize_utf8(roff, &replaced);
     roff = sanitized;
   }
   parser.parse(roff);
-  return parser.finish();
+  ManPage page = parser.finish();
+  page.invalid_utf8_bytes = replaced;
+  return page;
 }
 
 ManPage read_manpage(const std::filesystem::path& path) {

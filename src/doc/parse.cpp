@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "strata/core/diagnostics.h"
 #include "strata/core/error.h"
 #include "strata/core/files.h"
 #include "strata/core/utf8.h"
@@ -133,7 +134,11 @@ Document read_document(const std::filesystem::path& path, DocFormat format, std:
   }
 
   if (content.empty()) content = read_maybe_gzip(path);
-  if (!is_valid_utf8(content)) content = sanitize_utf8(content);
+  if (!is_valid_utf8(content)) {
+    std::size_t replaced = 0;
+    content = sanitize_utf8(content, &replaced);
+    report_invalid_utf8(path, replaced);
+  }
   Document document;
   switch (format) {
     case DocFormat::Markdown: document = parse_markdown(content); break;

@@ -20,7 +20,8 @@ class JsonlReader {
 
   // Next non-blank line parsed as a JSON object; false at end of file. Throws
   // strata::Error("FILE:LINE: ...") for malformed JSON or a line that is not an object.
-  // Invalid UTF-8 is replaced by U+FFFD and counted in invalid_utf8_bytes().
+  // Invalid UTF-8 is replaced by U+FFFD, counted in invalid_utf8_bytes() and reported as a
+  // warning on stderr when the end of the file is reached.
   bool next(nlohmann::json& object);
 
   std::size_t line() const { return line_; }
@@ -41,6 +42,7 @@ class JsonlReader {
   std::istream* in_;
   std::size_t line_ = 0;
   std::size_t invalid_utf8_ = 0;
+  bool reported_ = false;
 };
 
 // Reads every object of a JSONL file.

@@ -17,6 +17,7 @@ struct ManPage {
   std::string description;  // NAME after the "\-" separator: "list directory contents"
   Document document;        // every section, NAME included; title "ls(1)"; .SH → level 1, .SS → level 2
   std::size_t unknown_macros = 0;  // macros not understood, kept as text
+  std::size_t invalid_utf8_bytes = 0;  // bytes replaced by U+FFFD before parsing
 };
 
 // `source_name` is used in error messages and to infer name/section when .TH is missing.
