@@ -126,7 +126,7 @@ std::string split_of(std::string_view page_name, int validation_percent, int tes
 
 nlohmann::json build_manpage_corpus(const ManpageCorpusOptions& options, const fs::path& out_dir) {
   const std::vector<fs::path> pages = list_pages(options.man_root);
-  if (pages.empty()) throw Error(options.man_root.string() + ": no man pages found (install the 'manpages' package)");
+  if (pages.empty()) throw Error(options.man_root.string() + ": no man pages found (scripts/install-deps installs some; container images may exclude /usr/share/man in /etc/dpkg/dpkg.cfg.d/)");
 
   std::vector<Entry> entries(pages.size());
   Progress progress("parsing man pages", pages.size(), "pages", options.quiet);
