@@ -179,8 +179,15 @@ nlohmann::json build_manpage_corpus(const ManpageCorpusOptions& options, const f
 
 nlohmann::json corpus_stats(const fs::path& corpus_dir, const Tokenizer* tokenizer) {
   const fs::path stats_path = corpus_dir / "stats.json";
-  nlohmann::json stats = fs::exists(stats_path) ? nlohmann::json::parse(read_file(stats_path))
-                                                : nlohmann::json::object();
+  nlohmann::json stats = nlohmann::json::object();
+  if (fs::exists(stats_path)) {
+    // Kept fields (source, skipped, ...) survive; a damaged file is rebuilt from scratch.
+    stats = nlohmann::json::parse(read_file(stats_path), nullptr, /*allow_exceptions=*/false);
+    if (!stats.is_object()) {
+      warn(stats_path.string() + ": not a JSON object; rewriting it");
+      stats = nlohmann::json::object();
+    }
+  }
   SplitLengths all;
   for (const char* split : kSplits) {
     const fs::path path = corpus_dir / (std::string(split) + ".jsonl");

@@ -14,14 +14,7 @@ TEST(ByteBpeTrain, VocabularyHasSpecialsBytesAndMerges) {
   const auto t = ByteBpeTokenizer::train(sentences, 400, specials);
   EXPECT_EQ(t->vocab_size(), 400);
   EXPECT_GE(t->merges().size(), 400u - 11u - 256u);  // 6 named + 5 structural specials
-  // Ids follow SpecialTokens::all(): <s> <\s> <pad> <unk> [SEP] <mask> [SEC] [SEC-L1] ...
-  EXPECT_EQ(t->bos_id(), 0);
-  EXPECT_EQ(t->eos_id(), 1);
-  EXPECT_EQ(t->pad_id(), 2);
-  EXPECT_EQ(t->piece_to_id("<unk>"), 3);
-  EXPECT_EQ(t->sep_id(), 4);
-  EXPECT_EQ(t->mask_id(), 5);
-  EXPECT_EQ(t->piece_to_id("[SEC]"), 6);
+  test::expect_standard_special_ids(*t);
   EXPECT_EQ(t->id_to_piece(11), "!");  // then the bytes in GPT-2's order
 }
 

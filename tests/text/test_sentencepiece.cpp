@@ -35,14 +35,8 @@ TEST_P(SentencePieceKinds, TrainsWritesAndReloads) {
   EXPECT_EQ(t->vocab_size(), 300);
   EXPECT_TRUE(std::filesystem::is_regular_file(dir / "tokenizer.model"));
   EXPECT_TRUE(std::filesystem::is_regular_file(dir / kSidecarName));
-  // Special ids follow SpecialTokens::all(): control pieces, then user-defined symbols.
-  EXPECT_EQ(t->bos_id(), 0);
-  EXPECT_EQ(t->eos_id(), 1);
-  EXPECT_EQ(t->pad_id(), 2);
-  EXPECT_EQ(t->piece_to_id("<unk>"), 3);
-  EXPECT_EQ(t->sep_id(), 4);
-  EXPECT_EQ(t->mask_id(), 5);
-  EXPECT_EQ(t->piece_to_id("[SEC]"), 6);
+  // Control pieces, then user-defined symbols.
+  test::expect_standard_special_ids(*t);
   EXPECT_EQ(t->piece_to_id("[L-]"), 13);
   EXPECT_FALSE(t->piece_to_id("no-such-piece").has_value());
 

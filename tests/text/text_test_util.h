@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "strata/text/tokenizer.h"
+
 namespace strata::test {
 
 // A fresh directory under the system temp dir, removed with its contents at scope exit.
@@ -64,6 +68,18 @@ inline std::vector<std::string> generated_sentences(int count) {
     sentences.push_back(sentence + ".");
   }
   return sentences;
+}
+
+// Both trained kinds number specials in SpecialTokens::all() order:
+// <s> </s> <pad> <unk> [SEP] <mask> [SEC] [SEC-L1] ...
+inline void expect_standard_special_ids(const Tokenizer& t) {
+  EXPECT_EQ(t.bos_id(), 0);
+  EXPECT_EQ(t.eos_id(), 1);
+  EXPECT_EQ(t.pad_id(), 2);
+  EXPECT_EQ(t.piece_to_id("<unk>"), 3);
+  EXPECT_EQ(t.sep_id(), 4);
+  EXPECT_EQ(t.mask_id(), 5);
+  EXPECT_EQ(t.piece_to_id("[SEC]"), 6);
 }
 
 }  // namespace strata::test
