@@ -1,4 +1,4 @@
-// strata data manpages | stats, and strata baseline lead.
+// strata data manpages | stats.
 #include <cstdio>
 #include <iostream>
 
@@ -6,10 +6,7 @@
 
 #include "commands.h"
 #include "strata/core/error.h"
-#include "strata/core/files.h"
 #include "strata/data/manpage_corpus.h"
-#include "strata/doc/dataset.h"
-#include "strata/eval/lead_baseline.h"
 #include "strata/text/tokenizer.h"
 
 namespace strata::cli {
@@ -81,38 +78,6 @@ void register_data(CLI::App& app) {
     const nlohmann::json result = corpus_stats(*corpus, tokenizer.get());
     if (*json) std::cout << result.dump(2) << '\n';
     else print_stats_table(result);
-  });
-
-  CLI::App* baseline = app.add_subcommand("baseline", "Simple reference systems");
-  baseline->require_subcommand(1);
-  auto* lead = baseline->add_subcommand(
-      "lead", "Lead-N baseline: the first N sentences of each document. Writes JSONL pairs "
-              "{prediction, reference, source} that `strata eval rouge --pairs` reads.");
-  auto lead_data = std::make_shared<std::string>();
-  auto lead_out = std::make_shared<std::string>();
-  auto sentences = std::make_shared<std::size_t>(1);
-  auto section = std::make_shared<std::string>();
-  lead->add_option("--data", *lead_data, "dataset JSONL (any shape strata reads)")->required();
-  lead->add_option("--out", *lead_out, "output pairs JSONL")->required();
-  lead->add_option("--sentences", *sentences, "N, sentences to take")->capture_default_str();
-  lead->add_option("--section", *section,
-                   "take the lead from the first section with this heading (e.g. DESCRIPTION)");
-  on_run(lead, [=] {
-    DatasetReader reader(*lead_data);
-    AtomicFile file(*lead_out);
-    Document document;
-    std::size_t count = 0;
-    while (reader.next(document)) {
-      nlohmann::json line;
-      line["prediction"] = lead_summary(document, *sentences, *section);
-      line["reference"] = document.summary;
-      line["source"] = document.text;
-      file.stream() << line.dump() << '\n';
-      ++count;
-    }
-    if (count == 0) throw Error(*lead_data + ": no documents");
-    file.commit();
-    std::printf("wrote %zu pairs to %s\n", count, lead_out->c_str());
   });
 }
 

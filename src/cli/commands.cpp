@@ -16,7 +16,9 @@ void on_run(CLI::App* sub, std::function<void()> action) { actions()[sub] = std:
 void register_all(CLI::App& app) {
   register_doc(app);
   register_data(app);
+  register_baseline(app);
   register_tokenizer(app);
+  register_plot(app);
   CLI::App* eval = app.add_subcommand("eval", "Score outputs: ROUGE, BLEU, copy rate");
   eval->require_subcommand(1);
   register_eval_rouge(*eval);

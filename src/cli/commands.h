@@ -8,8 +8,10 @@
 namespace strata::cli {
 
 void register_doc(CLI::App& app);        // strata doc show
-void register_data(CLI::App& app);       // strata data manpages | lead
+void register_data(CLI::App& app);       // strata data manpages | stats
+void register_baseline(CLI::App& app);   // strata baseline lead | oracle
 void register_tokenizer(CLI::App& app);  // strata tokenizer train | encode | decode
+void register_plot(CLI::App& app);       // strata plot RUN_DIR
 // `eval` is one group shared by several files.
 void register_eval_rouge(CLI::App& eval);  // strata eval rouge
 void register_eval_bleu(CLI::App& eval);   // strata eval bleu

@@ -1,7 +1,9 @@
-#include "strata/eval/lead_baseline.h"
+#include "strata/eval/baselines.h"
 
 #include <algorithm>
 #include <cctype>
+
+#include "strata/eval/rouge.h"
 
 namespace strata {
 
@@ -37,6 +39,25 @@ std::string lead_summary(const Document& document, std::size_t sentences,
       }
   });
   return out;
+}
+
+std::string oracle_sentence(const Document& document, std::string_view reference) {
+  static const RougeScorer scorer(std::vector<std::string>{"rouge1", "rouge2"}, /*use_stemmer=*/true);
+  std::string_view best;
+  double best_score = -1;
+  for_each_section(document.root, [&](const Section& section) {
+    for (const Paragraph& paragraph : section.paragraphs)
+      for (const Span& sentence : paragraph.sentences) {
+        const std::string_view text = document.slice(sentence);
+        const std::vector<RougeScore> row = scorer.score_row(reference, text);
+        const double score = row[0].fmeasure + row[1].fmeasure;
+        if (score > best_score) {
+          best_score = score;
+          best = text;
+        }
+      }
+  });
+  return std::string(best);
 }
 
 }  // namespace strata
