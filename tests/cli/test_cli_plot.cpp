@@ -8,6 +8,7 @@
 #include <string>
 
 #include "support/cli.h"
+#include "support/expect.h"
 
 namespace strata {
 namespace {
@@ -17,13 +18,6 @@ namespace fs = std::filesystem;
 using Result = test_support::CliResult;
 using test_support::slurp;
 
-std::size_t count(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(needle); at != std::string::npos;
-       at = text.find(needle, at + needle.size()))
-    ++n;
-  return n;
-}
 
 // Train lines every 100 steps, validation every 500, as a training loop would log them.
 const char* kMetrics =
@@ -67,11 +61,11 @@ TEST_F(CliPlot, OneSvgPerMetricWithASeriesPerSplit) {
 
   const std::string loss = slurp(plots / "loss.svg");
   EXPECT_EQ(loss.rfind("<svg", 0), 0u);
-  EXPECT_EQ(count(loss, "<polyline"), 2u);  // train (4 points) and validation (2 points)
+  EXPECT_EQ(test_support::count_occurrences(loss, "<polyline"), 2u);  // train (4 points) and validation (2 points)
   EXPECT_NE(loss.find(">train</text>"), std::string::npos);
   EXPECT_NE(loss.find(">validation</text>"), std::string::npos);
   const std::string lr = slurp(plots / "lr.svg");
-  EXPECT_EQ(count(lr, "<polyline"), 1u);
+  EXPECT_EQ(test_support::count_occurrences(lr, "<polyline"), 1u);
   EXPECT_EQ(lr.find(">validation</text>"), std::string::npos);
 }
 

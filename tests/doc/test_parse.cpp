@@ -7,20 +7,14 @@
 
 #include "strata/core/error.h"
 #include "strata/doc/parse.h"
+#include "support/expect.h"
 
 namespace strata {
 namespace {
 
 const std::filesystem::path kDocData = std::filesystem::path(STRATA_FIXTURES_DIR) / "doc";
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test_support::error_of;
 
 TEST(Parse, FormatFromName) {
   EXPECT_EQ(format_from_name("auto"), DocFormat::Auto);

@@ -8,17 +8,11 @@
 
 #include "strata/core/error.h"
 #include "strata/eval/svg_plot.h"
+#include "support/expect.h"
 
 namespace strata {
 namespace {
 
-std::size_t count(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(needle); at != std::string::npos;
-       at = text.find(needle, at + needle.size()))
-    ++n;
-  return n;
-}
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -62,10 +56,10 @@ TEST(LineChart, WellFormedWithBalancedTags) {
       {.title = "loss", .x_label = "step", .y_label = "loss"});
   EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
   EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
-  EXPECT_EQ(count(svg, "<svg"), count(svg, "</svg>"));
-  EXPECT_EQ(count(svg, "<g"), count(svg, "</g>"));
-  EXPECT_EQ(count(svg, "<text"), count(svg, "</text>"));
-  EXPECT_EQ(count(svg, "<polyline"), 2u);
+  EXPECT_EQ(test_support::count_occurrences(svg, "<svg"), test_support::count_occurrences(svg, "</svg>"));
+  EXPECT_EQ(test_support::count_occurrences(svg, "<g"), test_support::count_occurrences(svg, "</g>"));
+  EXPECT_EQ(test_support::count_occurrences(svg, "<text"), test_support::count_occurrences(svg, "</text>"));
+  EXPECT_EQ(test_support::count_occurrences(svg, "<polyline"), 2u);
   EXPECT_NE(svg.find(">train</text>"), std::string::npos);
   EXPECT_NE(svg.find(">validation</text>"), std::string::npos);
   // Two distinct palette colours.
@@ -92,27 +86,27 @@ TEST(LineChart, NonFiniteValuesSplitTheLine) {
   const double inf = std::numeric_limits<double>::infinity();
   const std::string svg =
       line_chart_svg({{"loss", {0, 1, 2, 3, 4, 5}, {1, 2, kNaN, 3, 4, inf}}}, {});
-  EXPECT_EQ(count(svg, "<polyline"), 2u);
-  EXPECT_EQ(count(svg, "<circle"), 0u);
+  EXPECT_EQ(test_support::count_occurrences(svg, "<polyline"), 2u);
+  EXPECT_EQ(test_support::count_occurrences(svg, "<circle"), 0u);
   EXPECT_EQ(svg.find("nan"), std::string::npos);
   EXPECT_EQ(svg.find("inf"), std::string::npos);
 }
 
 TEST(LineChart, LonePointIsAMarker) {
   const std::string svg = line_chart_svg({{"validation", {500}, {2.1}}}, {});
-  EXPECT_EQ(count(svg, "<polyline"), 0u);
-  EXPECT_EQ(count(svg, "<circle"), 1u);
+  EXPECT_EQ(test_support::count_occurrences(svg, "<polyline"), 0u);
+  EXPECT_EQ(test_support::count_occurrences(svg, "<circle"), 1u);
   // An isolated point between gaps is a marker too.
   const std::string gapped = line_chart_svg({{"v", {0, 1, 2, 3, 4}, {1, kNaN, 2, kNaN, 3}}}, {});
-  EXPECT_EQ(count(gapped, "<circle"), 3u);
+  EXPECT_EQ(test_support::count_occurrences(gapped, "<circle"), 3u);
 }
 
 TEST(LineChart, LogScaleSkipsNonPositiveValues) {
   const std::string svg = line_chart_svg({{"lr", {0, 1, 2, 3, 4}, {0.1, 0.01, 0, 0.001, -1}}},
                                          {.log_y = true});
   // The zero splits the line; the trailing negative is dropped.
-  EXPECT_EQ(count(svg, "<polyline"), 1u);
-  EXPECT_EQ(count(svg, "<circle"), 1u);
+  EXPECT_EQ(test_support::count_occurrences(svg, "<polyline"), 1u);
+  EXPECT_EQ(test_support::count_occurrences(svg, "<circle"), 1u);
   for (const char* label : {">0.001</text>", ">0.01</text>", ">0.1</text>"})
     EXPECT_NE(svg.find(label), std::string::npos) << label;
   // Only non-positive values: nothing to draw.
@@ -126,7 +120,7 @@ TEST(LineChart, EmptyInputSaysNoData) {
     const std::string svg = line_chart_svg(series, {.title = "loss"});
     EXPECT_NE(svg.find(">no data</text>"), std::string::npos);
     EXPECT_NE(svg.find(">loss</text>"), std::string::npos);
-    EXPECT_EQ(count(svg, "<polyline"), 0u);
+    EXPECT_EQ(test_support::count_occurrences(svg, "<polyline"), 0u);
     EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
   }
 }

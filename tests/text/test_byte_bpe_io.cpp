@@ -7,6 +7,7 @@
 #include "strata/text/byte_bpe.h"
 #include "strata/text/tokenizer_sidecar.h"
 #include "text_test_util.h"
+#include "support/expect.h"
 
 namespace strata {
 namespace {
@@ -17,14 +18,7 @@ const std::string kFixture = std::string(STRATA_FIXTURES_DIR) + "/text/gpt2_tiny
 
 json fixture() { return json::parse(read_file(kFixture)); }
 
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test_support::error_of;
 
 TEST(ByteBpeIo, MergesAsPairsReadLikeMergesAsStrings) {
   test::TempDir dir("bpe-pairs");

@@ -5,6 +5,7 @@
 #include "strata/text/sentencepiece_tokenizer.h"
 #include "strata/text/tokenizer_sidecar.h"
 #include "text_test_util.h"
+#include "support/expect.h"
 
 namespace strata {
 namespace {
@@ -16,14 +17,7 @@ SentencePieceOptions small_options(const std::string& type) {
   return options;
 }
 
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test_support::error_of;
 
 class SentencePieceKinds : public ::testing::TestWithParam<std::string> {};
 
