@@ -3,25 +3,19 @@
 #include <unordered_map>
 #include <vector>
 
+#include "man_parser.h"
 #include "roff_text.h"
 #include "strata/core/files.h"
 #include "strata/core/strings.h"
 #include "strata/core/utf8.h"
 
-// One pass over the lines of the page. Text lines and the text-producing macros append to
-// the current paragraph (filled lines joined by a space, no-fill lines by a newline);
-// paragraph macros flush it. Page-defined macros (.de) are expanded with their arguments,
-// .ds strings are kept, and .if/.ie/.el take the branch nroff would, so the generator
-// preambles of pod2man, help2man and docutils render as groff renders them, without regex.
 namespace strata {
 
-namespace {
+namespace man_detail {
 
-enum class Request {
-  TH, SH, SS, Paragraph, TP, TQ, IP, Font, Alternating, LineBreak, NoFill, Fill, Ignore,
-  UR, UE, OP, SY, YS, MR, So, Ds, As, De, Am, Ig, If, Ie, El, While, Do, Nop, TS, TE, TAnd,
-  Equation, Picture,
-};
+std::string_view trim(std::string_view s) { return strata::trim(s, " \t\n"); }
+
+namespace {
 
 const std::unordered_map<std::string_view, Request>& requests() {
   using R = Request;
@@ -59,8 +53,6 @@ const std::unordered_map<std::string_view, Request>& requests() {
 }
 
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view trim(std::string_view s) { return strata::trim(s, " \t\n"); }
 
 std::string_view trim_left(std::string_view s) {
   while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
@@ -162,950 +154,466 @@ std::string description_of(std::string_view name_line) {
   return std::string(trim(name_line.substr(best + length)));
 }
 
-class ManParser {
- public:
-  explicit ManParser(std::string_view source_name) {
-    auto [name, section] = name_from_file(source_name);
-    page_.name = std::move(name);
-    page_.section = std::move(section);
-    // Strings the man macros predefine.
-    strings_ = {{"lq", "\u201c"}, {"rq", "\u201d"}, {"R", "\u00ae"}, {"Tm", "\u2122"},
-                {"S", ""}, {"HF", ""}, {"Aq", "'"},
-                // Strings the mdoc macros predefine.
-                {"Lq", "\u201c"}, {"Rq", "\u201d"}, {"Ba", "|"}, {"Ge", "\u2265"},
-                {"Le", "\u2264"}, {"Gt", ">"}, {"Lt", "<"}, {"Am", "&"}, {"Ne", "\u2260"},
-                {"Pm", "\u00b1"}, {"If", "\u221e"}, {"Pi", "\u03c0"}, {"Na", "NaN"},
-                {"Px", "POSIX"}, {"Ai", "ANSI"}, {"q", "\""}, {"Ua", "\u2191"}, {"Da", "\u2193"}};
-  }
-
-  void parse(std::string_view roff) {
-    std::string joined;  // a line continued by a trailing backslash
-    std::size_t begin = 0;
-    while (begin < roff.size() && !done_) {
-      std::size_t end = roff.find('\n', begin);
-      if (end == std::string_view::npos) end = roff.size();
-      std::string_view line = roff.substr(begin, end - begin);
-      begin = end + 1;
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (roff::ends_with_continuation(roff::strip_comment(line))) {
-        joined.append(line.substr(0, line.size() - 1));
-        continue;
-      }
-      if (joined.empty()) {
-        process(line, 0);
-      } else {
-        joined.append(line);
-        process(joined, 0);
-        joined.clear();
-      }
-    }
-    if (!joined.empty()) process(joined, 0);
-  }
-
-  ManPage finish() {
-    flush();
-    std::string title = page_.section.empty() ? page_.name : page_.name + "(" + page_.section + ")";
-    page_.document = build_document(std::move(title), std::move(blocks_));
-    page_.description = description_of(page_.name_line);
-    return std::move(page_);
-  }
-
- private:
-  enum class Pending { None, Heading, Tag, ExtraTag };
-  enum class Separator { Auto, None, Newline, Tag };
-  enum class Capture { None, Define, Ignore };
-  enum class Table { Off, Options, Format, Rows };
-  static constexpr int kMaxDepth = 16;  // macro expansion and nested conditionals
-
-  void process(std::string_view raw, int depth) {
-    if (done_ || depth > kMaxDepth) return;
-    if (capture_ != Capture::None) return capture_line(raw);
-    const std::string_view line = roff::strip_comment(raw);
-    if (skip_depth_ > 0) {
-      skip_depth_ = std::max(0, skip_depth_ + brace_delta(line));
-      return;
-    }
-    if (!line.empty() && (line[0] == '.' || line[0] == '\'')) return control(line.substr(1), depth);
-    if (table_ == Table::Off) return text_line(line);
-    table_line(line);
-  }
-
-  void capture_line(std::string_view raw) {
-    if (!raw.empty() && (raw[0] == '.' || raw[0] == '\'')) {
-      std::string_view rest;
-      if (control_name(raw.substr(1), rest) == capture_end_) {
-        if (capture_ == Capture::Define) macros_[capture_name_] = std::move(capture_body_);
-        capture_body_.clear();
-        capture_ = Capture::None;
-        return;
-      }
-    }
-    if (capture_ == Capture::Define) capture_body_.push_back(copy_mode(raw));
-  }
-
-  void text_line(std::string_view line) {
-    if (trim(line).empty()) return flush();  // a blank line breaks the paragraph
-    std::string text;
-    const bool join_next = roff::render(line, strings_, text);
-    add_text(text);
-    if (join_next) separator_ = Separator::None;
-  }
-
-  // Appends a rendered line to the paragraph, or makes it the pending heading or tag.
-  void add_text(std::string_view text) {
-    const std::string_view trimmed = trim(text);
-    if (trimmed.empty()) return;
-    if (pending_ == Pending::Heading) {
-      pending_ = Pending::None;
-      return open_section(std::string(trimmed), pending_rank_);
-    }
-    if (pending_ == Pending::Tag || pending_ == Pending::ExtraTag) {
-      if (pending_ == Pending::ExtraTag && !para_.empty()) para_ += ", ";
-      para_.append(trimmed);
-      pending_ = Pending::None;
-      separator_ = Separator::Tag;
-      return;
-    }
-    if (!para_.empty()) {
-      switch (separator_) {
-        case Separator::None: break;
-        case Separator::Newline: para_ += '\n'; break;
-        case Separator::Tag: para_ += "  "; break;
-        case Separator::Auto: para_ += nofill_ ? '\n' : ' '; break;
-      }
-    }
-    // No-fill text keeps its indentation (code, tables); filled text is reflowed.
-    para_.append(nofill_ && separator_ != Separator::Tag ? text.substr(0, text.find_last_not_of(" \t") + 1) : trimmed);
-    separator_ = Separator::Auto;
-    link_has_text_ = true;
-  }
-
-  void flush() {
-    if (pending_ == Pending::Tag || pending_ == Pending::ExtraTag) pending_ = Pending::None;
-    if (!para_.empty()) {
-      if (in_name_) {
-        if (!page_.name_line.empty()) page_.name_line += ' ';
-        for (char c : para_) page_.name_line += c == '\n' ? ' ' : c;
-      }
-      blocks_.push_back({0, std::move(para_)});
-    }
-    para_.clear();
-    separator_ = Separator::Auto;
-  }
-
-  void open_section(std::string heading, int rank) {
-    flush();
-    if (rank == 1) {
-      section_ = lower(heading);
-      in_name_ = !name_seen_ && lower(heading) == "name";
-      name_seen_ = name_seen_ || in_name_;
-    }
-    blocks_.push_back({rank, std::move(heading)});
-  }
-
-  std::string render_args(const std::vector<std::string>& args, std::string_view separator,
-                          bool* join_next = nullptr) {
-    std::string out;
-    bool join = false;
-    for (std::size_t k = 0; k < args.size(); ++k) {
-      if (k) out += separator;
-      join = roff::render(args[k], strings_, out);
-    }
-    if (join_next) *join_next = join;
-    return out;
-  }
-
-  void add_macro_text(const std::vector<std::string>& args, std::string_view separator) {
-    bool join = false;
-    const std::string text = render_args(args, separator, &join);
-    add_text(text);
-    if (join) separator_ = Separator::None;
-  }
-
-  void control(std::string_view line, int depth) {
-    std::string_view rest;
-    const std::string_view name = control_name(line, rest);
-    if (name.empty()) return;  // "." alone, ".\}" and the like
-    const auto known = requests().find(name);
-    if (known == requests().end()) {
-      const auto macro = macros_.find(std::string(name));
-      if (macro != macros_.end()) return expand(macro->second, roff::split_args(rest), depth);
-      if (is_mdoc_macro(name) &&
-          (mdoc_ || name == "Dd" || name == "Dt" || name == "Os" || name == "Sh"))
-        return mdoc_line(name, roff::split_args(rest));
-      ++page_.unknown_macros;
-      return add_macro_text(roff::split_args(rest), " ");
-    }
-    request(known->second, rest, depth);
-  }
-
-  void expand(const std::vector<std::string>& body, const std::vector<std::string>& args, int depth) {
-    for (const std::string& line : body) process(substitute_args(line, args), depth + 1);
-  }
-
-  void request(Request r, std::string_view rest, int depth) {
-    using R = Request;
-    switch (r) {
-      case R::Ignore: return;
-      case R::Paragraph: return flush();
-      case R::LineBreak:
-        if (!para_.empty()) separator_ = Separator::Newline;
-        return;
-      case R::NoFill:
-      case R::Fill:
-        // A code block is a paragraph of its own, unless it is the body of a tag.
-        if (separator_ != Separator::Tag && pending_ == Pending::None) flush();
-        nofill_ = r == R::NoFill;
-        return;
-      case R::Font: return add_macro_text(roff::split_args(rest), " ");
-      case R::Alternating: return add_macro_text(roff::split_args(rest), "");
-      case R::Nop: return text_line(trim_left(rest));
-      case R::Do: return control(rest, depth);
-      default: break;
-    }
-    const std::vector<std::string> args = roff::split_args(rest);
-    switch (r) {
-      case R::TH:
-        return title(args);
-      case R::SH:
-      case R::SS:
-        flush();
-        nofill_ = false;
-        pending_rank_ = r == R::SH ? 1 : 2;
-        if (args.empty()) {
-          pending_ = Pending::Heading;
-        } else {
-          const std::string heading(trim(render_args(args, " ")));
-          if (heading.empty()) pending_ = Pending::Heading;
-          else open_section(heading, pending_rank_);
-        }
-        return;
-      case R::TP:
-        flush();
-        pending_ = Pending::Tag;
-        return;
-      case R::TQ:
-        pending_ = Pending::ExtraTag;
-        return;
-      case R::IP:
-        flush();
-        if (!args.empty()) {
-          pending_ = Pending::Tag;
-          add_text(render_args({args[0]}, ""));
-          pending_ = Pending::None;
-        }
-        return;
-      case R::UR:
-        link_url_ = args.empty() ? std::string() : render_args({args[0]}, "");
-        link_has_text_ = false;
-        return;
-      case R::UE:
-        // The link's text, or the address itself when the link has none; then the
-        // trailing punctuation given to .UE, without a space.
-        if (!link_has_text_) add_text(link_url_);
-        link_has_text_ = true;
-        if (!args.empty()) {
-          separator_ = Separator::None;
-          add_macro_text(args, " ");
-        }
-        return;
-      case R::OP:
-        return add_text("[" + render_args(args, " ") + "]");
-      case R::SY:
-        flush();
-        return add_macro_text(args, " ");
-      case R::YS:
-        return flush();
-      case R::MR:
-        if (args.size() >= 2)
-          add_text(render_args({args[0]}, "") + "(" + render_args({args[1]}, "") + ")" +
-                   (args.size() > 2 ? render_args({args[2]}, "") : std::string()));
-        return;
-      case R::So:
-        // A page that only includes another (".so man3/foo.3") is an alias of it.
-        if (blocks_.empty() && para_.empty() && !args.empty()) {
-          page_.alias_of = args[0];
-          done_ = true;
-        }
-        return;
-      case R::Ds:
-      case R::As:
-        return define_string(rest, r == R::As);
-      case R::De:
-      case R::Am:
-      case R::Ig:
-        capture_ = r == R::Ig ? Capture::Ignore : Capture::Define;
-        capture_name_ = args.empty() ? std::string() : args[0];
-        capture_end_ = r == R::Ig ? (args.empty() ? "." : args[0]) : (args.size() > 1 ? args[1] : ".");
-        capture_body_.clear();
-        if (r == R::Am) {
-          const auto old = macros_.find(capture_name_);
-          if (old != macros_.end()) capture_body_ = old->second;
-        }
-        return;
-      case R::If:
-      case R::Ie:
-      case R::While: {
-        std::string_view body = rest;
-        // A .while loop is never run: its body would repeat, and pages use it only in
-        // macro packages.
-        const bool condition = condition_holds(body) && r != R::While;
-        if (r == R::Ie) ie_results_.push_back(condition);
-        return branch(condition, body, depth);
-      }
-      case R::El: {
-        const bool condition = !ie_results_.empty() && !ie_results_.back();
-        if (!ie_results_.empty()) ie_results_.pop_back();
-        return branch(condition, rest, depth);
-      }
-      case R::TS:
-        flush();
-        table_ = Table::Options;
-        table_tab_ = '\t';
-        return;
-      case R::TAnd:
-        table_ = Table::Format;
-        return;
-      case R::TE:
-        table_ = Table::Off;
-        return flush();
-      case R::Equation:
-      case R::Picture:  // eqn and pic input has no prose to keep
-        capture_ = Capture::Ignore;
-        capture_end_ = r == R::Equation ? "EN" : "PE";
-        return;
-      default:
-        return;
-    }
-  }
-
-  void title(const std::vector<std::string>& args) {
-    if (!args.empty()) {
-      const std::string name(trim(render_args({args[0]}, "")));
-      // Many pages shout the name in .TH ("LS"); the file name spells it as typed.
-      if (!name.empty() && lower(name) != lower(page_.name)) page_.name = name;
-    }
-    if (args.size() > 1) {
-      const std::string section(trim(render_args({args[1]}, "")));
-      if (!section.empty()) page_.section = section;
-    }
-  }
-
-  void define_string(std::string_view rest, bool append) {
-    std::string_view value;
-    const std::string name(control_name(rest, value));
-    value = trim_left(value);
-    if (!value.empty() && value.front() == '"') value.remove_prefix(1);
-    std::string rendered;
-    roff::render(value, strings_, rendered);
-    if (append) strings_[name] += rendered;
-    else strings_[name] = std::move(rendered);
-  }
-
-  // Consumes the condition at the start of `s` and says whether nroff would take the
-  // branch: "n" holds, "t" and the other output conditions do not, \n(.g holds (we read
-  // groff's dialect), numbers hold when nonzero, 'a'b' compares strings, "d name" checks
-  // for a string or macro; anything else is false.
-  bool condition_holds(std::string_view& s) {
-    s = trim_left(s);
-    bool negate = false;
-    while (!s.empty() && s.front() == '!') negate = !negate, s.remove_prefix(1);
-    if (s.empty()) return false;
-    auto word_end = [&](std::size_t from) {
-      std::size_t e = from;
-      while (e < s.size() && !is_blank(s[e])) {
-        if (s[e] == '\\' && e + 1 < s.size()) {
-          const char kind = s[e + 1];
-          e += 2;
-          if ((kind == 'w' || kind == 'h' || kind == 'v') && e < s.size()) {  // \w'a b'
-            const std::size_t close = s.find(s[e], e + 1);
-            e = close == std::string_view::npos ? s.size() : close + 1;
-          }
-        } else {
-          ++e;
-        }
-      }
-      return e;
-    };
-    bool value = false;
-    const char c = s.front();
-    const bool single = s.size() == 1 || is_blank(s[1]) || s[1] == '\\';
-    if (single && (c == 'n' || c == 't' || c == 'e' || c == 'o' || c == 'v' || c == 'h')) {
-      value = c == 'n';
-      s.remove_prefix(1);
-    } else if ((c == 'd' || c == 'r' || c == 'm' || c == 'c' || c == 'F' || c == 'S') && s.size() > 1 &&
-               is_blank(s[1])) {
-      s = trim_left(s.substr(1));
-      const std::size_t e = word_end(0);
-      const std::string name(s.substr(0, e));
-      value = c == 'd' && (strings_.count(name) > 0 || macros_.count(name) > 0);
-      s.remove_prefix(e);
-    } else if (c == '\'' || c == '"' || c == '|' || c == '/' || c == '#' || c == '@') {
-      const std::size_t middle = s.find(c, 1);
-      const std::size_t close = middle == std::string_view::npos ? middle : s.find(c, middle + 1);
-      if (close == std::string_view::npos) {
-        s = {};
-        return false;
-      }
-      std::string a, b;
-      roff::render(s.substr(1, middle - 1), strings_, a);
-      roff::render(s.substr(middle + 1, close - middle - 1), strings_, b);
-      value = a == b;
-      s.remove_prefix(close + 1);
-    } else {
-      const std::size_t e = word_end(0);
-      const std::string_view expr = s.substr(0, e);
-      if (expr.starts_with("\\n(.g") || expr.starts_with("\\n[.g]")) {
-        value = expr.find('=') == std::string_view::npos;  // "\n(.g==0" asks for plain troff
-      } else if (expr.starts_with("\\w")) {
-        std::size_t i = 2;
-        std::string width;
-        if (i < expr.size()) roff::render(expr.substr(i + 1, expr.size() > i + 2 ? expr.size() - i - 2 : 0), strings_, width);
-        value = !width.empty();
-      } else {
-        long number = 0;
-        std::size_t i = 0;
-        while (i < expr.size() && expr[i] >= '0' && expr[i] <= '9') number = number * 10 + (expr[i++] - '0');
-        value = i > 0 && number != 0;
-      }
-      s.remove_prefix(e);
-    }
-    return value != negate;
-  }
-
-  // The body of a conditional: a request or text line, or a \{ ... \} block.
-  void branch(bool condition, std::string_view body, int depth) {
-    body = trim_left(body);
-    if (body.starts_with("\\{")) {
-      body.remove_prefix(2);
-      if (!condition) {
-        skip_depth_ = std::max(0, 1 + brace_delta(body));
-        return;
-      }
-      body = trim_left(body);
-    }
-    if (condition && !body.empty()) process(body, depth + 1);
-  }
-
-  // tbl(1) input: an options line ending in ';', format lines up to one ending in '.',
-  // then rows whose cells are separated by the tab character. Rows become lines.
-  void table_line(std::string_view line) {
-    const std::string_view t = trim(line);
-    if (table_ == Table::Options) {
-      table_ = Table::Format;
-      if (!t.empty() && t.back() == ';') {
-        const std::size_t tab = t.find("tab(");
-        if (tab != std::string_view::npos && tab + 4 < t.size()) table_tab_ = t[tab + 4];
-        return;
-      }
-    }
-    if (table_ == Table::Format) {
-      if (!t.empty() && t.back() == '.') table_ = Table::Rows;
-      return;
-    }
-    if (t == "_" || t == "=" || t.empty()) return;
-    std::string row;
-    std::size_t begin = 0;
-    while (begin <= line.size()) {
-      std::size_t end = line.find(table_tab_, begin);
-      if (end == std::string_view::npos) end = line.size();
-      std::string_view cell = trim(line.substr(begin, end - begin));
-      if (cell.starts_with("T}")) cell.remove_prefix(2);
-      if (cell.ends_with("T{")) cell.remove_suffix(2);
-      std::string rendered;
-      roff::render(trim(cell), strings_, rendered);
-      if (!rendered.empty()) {
-        if (!row.empty()) row += "  ";
-        row += rendered;
-      }
-      begin = end + 1;
-    }
-    if (row.empty()) return;
-    if (!para_.empty()) separator_ = Separator::Newline;
-    add_text(row);
-  }
-
-  // ---- mdoc(7) ----------------------------------------------------------------------
-  enum class ListKind { Tag, Bullet, Enum, Item, Column };
-  struct MdocList {
-    ListKind kind = ListKind::Tag;
-    int count = 0;
-  };
-
-  // Words of one mdoc line joined with spaces; delimiters and .Ns join without.
-  struct Words {
-    std::string s;
-    bool started = false;
-    bool attach_first = false;  // the line's first word joins the previous text
-    bool nospace = false;       // the next word joins without a space
-    bool spacing = true;
-    void put(std::string_view w, bool attach = false) {
-      if (!started) {
-        started = true;
-        attach_first = attach;
-      } else if (!attach && !nospace && spacing) {
-        s += ' ';
-      }
-      s.append(w);
-      nospace = false;
-    }
-  };
-
-  static bool is_mdoc_macro(std::string_view name) {
-    static const std::unordered_map<std::string_view, bool> table = [] {
-      std::unordered_map<std::string_view, bool> t;  // value: callable from another macro's line
-      for (std::string_view n :
-           {"Ac", "Ad", "An", "Ao", "Ap", "Aq", "Ar", "At", "Bc", "Bo", "Bq", "Brc", "Bro", "Brq",
-            "Bsx", "Bx", "Cd", "Cm", "Dc", "Do", "Dq", "Dv", "Dx", "Ec", "Em", "En", "Eo", "Er",
-            "Es", "Ev", "Fa", "Fc", "Fl", "Fn", "Fr", "Ft", "Fx", "Ic", "Li", "Lk", "Ms", "Mt",
-            "Nm", "No", "Ns", "Nx", "Oc", "Oo", "Op", "Ot", "Ox", "Pa", "Pc", "Pf", "Po", "Pq",
-            "Qc", "Ql", "Qo", "Qq", "Sc", "So", "Sq", "Sx", "Sy", "Ta", "Tn", "Ux", "Va", "Vt",
-            "Xc", "Xo", "Xr", "St", "Lb", "Ek", "Bk"})
-        t.emplace(n, true);
-      for (std::string_view n :
-           {"Dd", "Dt", "Os", "Sh", "Ss", "Pp", "Lp", "Nd", "Bl", "El", "It", "Bd", "Ed", "D1",
-            "Dl", "Rs", "Re", "%A", "%B", "%C", "%D", "%I", "%J", "%N", "%O", "%P", "%Q", "%R",
-            "%T", "%U", "%V", "Ex", "Rv", "Sm", "In", "Fd", "Fo", "Bf", "Ef", "Db", "Ud", "Bt",
-            "Hf", "Tg", "Ot"})
-        t.emplace(n, false);
-      return t;
-    }();
-    return table.count(name) > 0;
-  }
-
-  static bool is_callable(std::string_view word) {
-    static const std::unordered_map<std::string_view, int> table = [] {
-      std::unordered_map<std::string_view, int> t;
-      for (std::string_view n :
-           {"Ac", "Ad", "An", "Ao", "Ap", "Aq", "Ar", "At", "Bc", "Bo", "Bq", "Brc", "Bro", "Brq",
-            "Bsx", "Bx", "Cd", "Cm", "Dc", "Do", "Dq", "Dv", "Dx", "Ec", "Em", "En", "Eo", "Er",
-            "Es", "Ev", "Fa", "Fc", "Fl", "Fn", "Fr", "Ft", "Fx", "Ic", "Li", "Lk", "Ms", "Mt",
-            "Nm", "No", "Ns", "Nx", "Oc", "Oo", "Op", "Ot", "Ox", "Pa", "Pc", "Pf", "Po", "Pq",
-            "Qc", "Ql", "Qo", "Qq", "Sc", "So", "Sq", "Sx", "Sy", "Ta", "Tn", "Ux", "Va", "Vt",
-            "Xc", "Xo", "Xr"})
-        t.emplace(n, 0);
-      return t;
-    }();
-    return table.count(word) > 0;
-  }
-
-  static bool is_closing(std::string_view w) {
-    return w == "." || w == "," || w == ";" || w == ":" || w == ")" || w == "]" || w == "?" ||
-           w == "!";
-  }
-  static bool is_opening(std::string_view w) { return w == "(" || w == "["; }
-  static bool is_delimiter(std::string_view w) { return is_closing(w) || is_opening(w) || w == "|"; }
-
-  std::string text_of(std::string_view arg) {
-    std::string out;
-    roff::render(arg, strings_, out);
-    return out;
-  }
-
-  // A plain word or a delimiter.
-  void put_word(Words& w, std::string_view arg) {
-    if (is_closing(arg)) return w.put(arg, true);
-    if (is_opening(arg)) {
-      w.put(arg);
-      w.nospace = true;
-      return;
-    }
-    w.put(text_of(arg));
-  }
-
-  // Renders args[i..end) left to right, calling the macros among them.
-  void mdoc_args(const std::vector<std::string>& a, std::size_t& i, std::size_t end, Words& w) {
-    while (i < end) {
-      if (is_callable(a[i])) {
-        const std::string name = a[i++];
-        mdoc_call(name, a, i, end, w);
-      } else {
-        put_word(w, a[i++]);
-      }
-    }
-  }
-
-  // Plain words up to the next callable macro.
-  void plain_words(const std::vector<std::string>& a, std::size_t& i, std::size_t end, Words& w) {
-    while (i < end && !is_callable(a[i])) put_word(w, a[i++]);
-  }
-
-  // Has a non-delimiter word before the next macro?
-  static bool has_word(const std::vector<std::string>& a, std::size_t i, std::size_t end) {
-    return i < end && !is_callable(a[i]) && !is_delimiter(a[i]);
-  }
-
-  void enclose(const std::vector<std::string>& a, std::size_t& i, std::size_t end, Words& w,
-               std::string_view open, std::string_view close) {
-    std::size_t stop = end;
-    while (stop > i && is_closing(a[stop - 1])) --stop;  // trailing punctuation goes outside
-    Words inner;
-    inner.spacing = w.spacing;
-    mdoc_args(a, i, stop, inner);
-    w.put(std::string(open) + inner.s + std::string(close));
-  }
-
-  void mdoc_call(std::string_view name, const std::vector<std::string>& a, std::size_t& i,
-                 std::size_t end, Words& w) {
-    if (name == "Fl") {
-      if (!has_word(a, i, end)) w.put("-");
-      while (has_word(a, i, end)) w.put("-" + text_of(a[i++]));
-      return;
-    }
-    if (name == "Ar") {
-      if (!has_word(a, i, end)) w.put("file ...");
-      return plain_words(a, i, end, w);
-    }
-    if (name == "Nm") {
-      if (!has_word(a, i, end)) w.put(nm_name_.empty() ? page_.name : nm_name_);
-      return plain_words(a, i, end, w);
-    }
-    if (name == "Pa") {
-      if (!has_word(a, i, end)) w.put("~");
-      return plain_words(a, i, end, w);
-    }
-    if (name == "Xr") {
-      if (has_word(a, i, end)) {
-        std::string ref = text_of(a[i++]);
-        if (has_word(a, i, end)) ref += "(" + text_of(a[i++]) + ")";
-        w.put(ref);
-      }
-      return plain_words(a, i, end, w);
-    }
-    if (name == "Fn") {
-      if (!has_word(a, i, end)) return;
-      std::string call = text_of(a[i++]) + "(";
-      for (bool first = true; has_word(a, i, end); first = false)
-        call += (first ? "" : ", ") + text_of(a[i++]);
-      w.put(call + ")");
-      return plain_words(a, i, end, w);
-    }
-    if (name == "Ns") {
-      w.nospace = true;
-      return;
-    }
-    if (name == "Ap") return w.put("'", true);
-    if (name == "Pf") {
-      if (i < end && !is_callable(a[i])) w.put(text_of(a[i++]));
-      w.nospace = true;
-      return;
-    }
-    if (name == "Ta") {
-      w.s += "  ";
-      w.started = true;
-      w.nospace = true;
-      return;
-    }
-    if (name == "Xo") {
-      xo_seen_ = true;
-      return;
-    }
-    if (name == "Xc") {
-      xc_seen_ = true;
-      return;
-    }
-    if (name == "Ux") return w.put("UNIX");
-    if (name == "At") {
-      if (has_word(a, i, end)) ++i;  // the version
-      return w.put("AT&T UNIX");
-    }
-    if (name == "Bx" || name == "Fx" || name == "Nx" || name == "Ox" || name == "Dx" || name == "Bsx") {
-      const std::string os = name == "Bx" ? "BSD" : name == "Fx" ? "FreeBSD" : name == "Nx" ? "NetBSD"
-                             : name == "Ox" ? "OpenBSD" : name == "Dx" ? "DragonFly" : "BSD/OS";
-      if (name == "Bx") {
-        std::string text = has_word(a, i, end) ? text_of(a[i++]) + os : os;
-        if (has_word(a, i, end)) text += "-" + text_of(a[i++]);
-        return w.put(text);
-      }
-      return w.put(has_word(a, i, end) ? os + " " + text_of(a[i++]) : os);
-    }
-    if (name == "An") {
-      if (i < end && (a[i] == "-split" || a[i] == "-nosplit")) ++i;
-      return plain_words(a, i, end, w);
-    }
-    if (name == "Lk") {
-      if (!has_word(a, i, end)) return;
-      const std::string url = text_of(a[i++]);
-      if (!has_word(a, i, end)) return w.put(url);
-      return plain_words(a, i, end, w);
-    }
-    // Enclosures over the rest of the line.
-    struct Pair { std::string_view name, open, close; };
-    static constexpr Pair pairs[] = {
-        {"Op", "[", "]"}, {"Bq", "[", "]"}, {"Pq", "(", ")"}, {"Aq", "<", ">"},
-        {"Brq", "{", "}"}, {"Dq", "\u201c", "\u201d"}, {"Qq", "\"", "\""},
-        {"Sq", "\u2018", "\u2019"}, {"Ql", "\u2018", "\u2019"}};
-    for (const Pair& p : pairs)
-      if (name == p.name) return enclose(a, i, end, w, p.open, p.close);
-    // Enclosures over several macros or lines.
-    static constexpr Pair opens[] = {
-        {"Oo", "[", ""}, {"Bo", "[", ""}, {"Po", "(", ""}, {"Ao", "<", ""}, {"Bro", "{", ""},
-        {"Do", "\u201c", ""}, {"Qo", "\"", ""}, {"So", "\u2018", ""}};
-    for (const Pair& p : opens)
-      if (name == p.name) {
-        w.put(p.open);
-        w.nospace = true;
-        return;
-      }
-    static constexpr Pair closes[] = {
-        {"Oc", "]", ""}, {"Bc", "]", ""}, {"Pc", ")", ""}, {"Ac", ">", ""}, {"Brc", "}", ""},
-        {"Dc", "\u201d", ""}, {"Qc", "\"", ""}, {"Sc", "\u2019", ""}};
-    for (const Pair& p : closes)
-      if (name == p.name) return w.put(p.open, true);
-    if (name == "Eo") {
-      if (i < end && !is_callable(a[i])) {
-        w.put(text_of(a[i++]));
-        w.nospace = true;
-      }
-      return;
-    }
-    if (name == "Ec") {
-      if (i < end && !is_callable(a[i])) w.put(text_of(a[i++]), true);
-      return;
-    }
-    if (name == "Ek" || name == "Bk") {
-      if (i < end && a[i] == "-words") ++i;
-      return;
-    }
-    if (name == "Fc") return w.put(")", true);
-    // The semantic macros that only change the font: Cm, Ic, Ev, Va, Fa, Ft, Em, Sy, Li, No, ...
-    plain_words(a, i, end, w);
-  }
-
-  // Adds one rendered mdoc line to the paragraph, keeping its joins.
-  void emit_words(const Words& w) {
-    if (w.s.empty() || trim(w.s).empty()) {
-      if (w.nospace && !para_.empty()) separator_ = Separator::None;
-      return;
-    }
-    if (w.attach_first && !para_.empty() && pending_ == Pending::None) separator_ = Separator::None;
-    add_text(w.s);
-    if (w.nospace || !spacing_) separator_ = Separator::None;
-  }
-
-  std::string mdoc_render(const std::vector<std::string>& args, std::size_t from = 0) {
-    Words w;
-    w.spacing = spacing_;
-    std::size_t i = std::min(from, args.size());
-    mdoc_args(args, i, args.size(), w);
-    return w.s;
-  }
-
-  void mdoc_line(std::string_view name, const std::vector<std::string>& args) {
-    xo_seen_ = xc_seen_ = false;
-    if (name == "Dd" || name == "Os" || name == "Db" || name == "Bf" || name == "Ef" ||
-        name == "Ud" || name == "Bt" || name == "Hf" || name == "Tg") {
-      if (name == "Dd" || name == "Os") mdoc_ = true;
-      return;
-    }
-    if (name == "Dt") {
-      mdoc_ = true;
-      return title(args);
-    }
-    if (name == "Sh" || name == "Ss") {
-      mdoc_ = true;
-      flush();
-      nofill_ = false;
-      lists_.clear();
-      display_nofill_.clear();
-      xo_open_ = false;
-      pending_rank_ = name == "Sh" ? 1 : 2;
-      const std::string heading(trim(mdoc_render(args)));
-      if (heading.empty()) pending_ = Pending::Heading;
-      else open_section(heading, pending_rank_);
-      return;
-    }
-    if (name == "Pp" || name == "Lp") return flush();
-    if (name == "Nd") return add_text("- " + mdoc_render(args));
-    if (name == "Bl") {
-      flush();
-      MdocList list;
-      for (const std::string& arg : args) {
-        if (arg == "-bullet" || arg == "-dash" || arg == "-hyphen") list.kind = ListKind::Bullet;
-        else if (arg == "-enum") list.kind = ListKind::Enum;
-        else if (arg == "-item") list.kind = ListKind::Item;
-        else if (arg == "-column") list.kind = ListKind::Column;
-        else if (arg == "-tag" || arg == "-hang" || arg == "-ohang" || arg == "-inset" || arg == "-diag")
-          list.kind = ListKind::Tag;
-        else continue;
-        break;
-      }
-      if (lists_.size() < 64) lists_.push_back(list);
-      return;
-    }
-    if (name == "El") {
-      xo_open_ = false;
-      if (!lists_.empty() && lists_.back().kind == ListKind::Column) flush();
-      flush();
-      if (!lists_.empty()) lists_.pop_back();
-      return;
-    }
-    if (name == "It") return item(args);
-    if (name == "Bd") {
-      if (separator_ != Separator::Tag && pending_ == Pending::None) flush();
-      if (display_nofill_.size() < 64) display_nofill_.push_back(nofill_);
-      for (const std::string& arg : args)
-        if (arg == "-literal" || arg == "-unfilled") nofill_ = true;
-      return;
-    }
-    if (name == "Ed") {
-      flush();
-      if (!display_nofill_.empty()) {
-        nofill_ = display_nofill_.back();
-        display_nofill_.pop_back();
-      } else {
-        nofill_ = false;
-      }
-      return;
-    }
-    if (name == "D1" || name == "Dl") {
-      flush();
-      add_text(name == "Dl" ? [&] {
-        std::string text;
-        for (std::size_t k = 0; k < args.size(); ++k) text += (k ? " " : "") + text_of(args[k]);
-        return text;
-      }()
-                            : mdoc_render(args));
-      return flush();
-    }
-    if (name == "Rs") {
-      flush();
-      in_ref_ = true;
-      return;
-    }
-    if (name == "Re") {
-      if (in_ref_ && !para_.empty()) para_ += '.';
-      in_ref_ = false;
-      return flush();
-    }
-    if (name.starts_with("%")) {
-      if (in_ref_ && !para_.empty()) para_ += ',';
-      return add_text(mdoc_render(args));
-    }
-    if (name == "Sm") {
-      spacing_ = args.empty() ? !spacing_ : args[0] != "off";
-      if (spacing_ && separator_ == Separator::None) separator_ = Separator::Auto;
-      return;
-    }
-    if (name == "Ex" || name == "Rv") {
-      std::vector<std::string> names;
-      for (const std::string& arg : args)
-        if (arg != "-std") names.push_back(text_of(arg));
-      if (names.empty()) names.push_back(nm_name_.empty() ? page_.name : nm_name_);
-      std::string list;
-      for (std::size_t k = 0; k < names.size(); ++k) {
-        if (k) list += k + 1 == names.size() ? " and " : ", ";
-        list += name == "Rv" ? names[k] + "()" : names[k];
-      }
-      if (name == "Ex")
-        return add_text("The " + list + (names.size() > 1 ? " utilities exit" : " utility exits") +
-                        " 0 on success, and >0 if an error occurs.");
-      return add_text("The " + list + (names.size() > 1 ? " functions return" : " function returns") +
-                      " the value 0 if successful; otherwise the value -1 is returned and the "
-                      "global variable errno is set to indicate the error.");
-    }
-    if (name == "In") return add_text("#include <" + mdoc_render(args) + ">");
-    if (name == "Fd" || name == "Lb" || name == "St" || name == "Ot") return add_text(mdoc_render(args));
-    if (name == "Fo") {
-      Words w;
-      w.put((args.empty() ? std::string() : text_of(args[0])) + "(");
-      w.nospace = true;
-      return emit_words(w);
-    }
-    if (name == "Nm") {
-      if (in_name_ && !args.empty() && !is_callable(args[0]) && nm_name_.empty())
-        nm_name_ = text_of(args[0]);
-      if (section_ == "synopsis") flush();  // each synopsis form on a paragraph of its own
-      if (nm_name_.empty() && !args.empty() && !is_callable(args[0]) && !is_delimiter(args[0]))
-        nm_name_ = text_of(args[0]);
-    }
-    // A line of inline macros.
-    Words w;
-    w.spacing = spacing_;
-    std::size_t i = 0;
-    mdoc_call(name, args, i, args.size(), w);
-    mdoc_args(args, i, args.size(), w);
-    emit_words(w);
-    if (xc_seen_ && xo_open_) {
-      xo_open_ = false;
-      if (!para_.empty()) separator_ = Separator::Tag;
-    }
-  }
-
-  void item(const std::vector<std::string>& args) {
-    const ListKind kind = lists_.empty() ? ListKind::Tag : lists_.back().kind;
-    xo_seen_ = xc_seen_ = false;
-    if (kind == ListKind::Column) {
-      // Each row a line of the table's paragraph; cells apart by two spaces.
-      Words w;
-      w.spacing = spacing_;
-      std::size_t i = 0;
-      mdoc_args(args, i, args.size(), w);
-      if (!trim(w.s).empty()) {
-        if (!para_.empty()) separator_ = Separator::Newline;
-        add_text(w.s);
-      }
-      return;
-    }
-    flush();
-    xo_open_ = false;
-    if (kind == ListKind::Bullet || kind == ListKind::Item) return;
-    std::string head;
-    if (kind == ListKind::Enum) {
-      head = std::to_string(++lists_.back().count) + ".";
-    } else {
-      head = std::string(trim(mdoc_render(args)));
-    }
-    if (head.empty() && !xo_seen_) return;
-    if (!head.empty()) {
-      pending_ = Pending::Tag;
-      add_text(head);
-    }
-    if (xo_seen_) {
-      xo_open_ = true;
-      if (!para_.empty()) separator_ = Separator::Auto;
-    }
-  }
-
-
-  ManPage page_;
-  std::vector<DocumentBlock> blocks_;  // rank 0: a paragraph; 1 or 2: a heading (.SH, .SS)
-  std::string para_;
-  bool nofill_ = false;
-  Pending pending_ = Pending::None;
-  int pending_rank_ = 1;
-  Separator separator_ = Separator::Auto;
-  bool in_name_ = false;
-  bool name_seen_ = false;
-  bool done_ = false;
-  std::string link_url_;
-  bool link_has_text_ = true;
-  roff::Strings strings_;
-  std::unordered_map<std::string, std::vector<std::string>> macros_;
-  std::vector<bool> ie_results_;
-  int skip_depth_ = 0;
-  Capture capture_ = Capture::None;
-  std::string capture_name_;
-  std::string capture_end_;
-  std::vector<std::string> capture_body_;
-  Table table_ = Table::Off;
-  char table_tab_ = '\t';
-  // mdoc(7) state.
-  bool mdoc_ = false;
-  std::string section_;   // the current level-1 heading, lowercased
-  std::string nm_name_;   // the first .Nm argument: what a bare .Nm renders
-  std::vector<MdocList> lists_;
-  std::vector<bool> display_nofill_;  // nofill_ before each open .Bd
-  bool spacing_ = true;   // .Sm on/off
-  bool in_ref_ = false;   // between .Rs and .Re
-  bool xo_open_ = false;  // an .It head continued over lines (.Xo ... .Xc)
-  bool xo_seen_ = false, xc_seen_ = false;  // set while rendering one line
-};
-
 }  // namespace
 
+ManParser::ManParser(std::string_view source_name) {
+  auto [name, section] = name_from_file(source_name);
+  page_.name = std::move(name);
+  page_.section = std::move(section);
+  // Strings the man macros predefine.
+  strings_ = {{"lq", "\u201c"}, {"rq", "\u201d"}, {"R", "\u00ae"}, {"Tm", "\u2122"},
+              {"S", ""}, {"HF", ""}, {"Aq", "'"},
+              // Strings the mdoc macros predefine.
+              {"Lq", "\u201c"}, {"Rq", "\u201d"}, {"Ba", "|"}, {"Ge", "\u2265"},
+              {"Le", "\u2264"}, {"Gt", ">"}, {"Lt", "<"}, {"Am", "&"}, {"Ne", "\u2260"},
+              {"Pm", "\u00b1"}, {"If", "\u221e"}, {"Pi", "\u03c0"}, {"Na", "NaN"},
+              {"Px", "POSIX"}, {"Ai", "ANSI"}, {"q", "\""}, {"Ua", "\u2191"}, {"Da", "\u2193"}};
+}
+
+void ManParser::parse(std::string_view roff) {
+  std::string joined;  // a line continued by a trailing backslash
+  std::size_t begin = 0;
+  while (begin < roff.size() && !done_) {
+    std::size_t end = roff.find('\n', begin);
+    if (end == std::string_view::npos) end = roff.size();
+    std::string_view line = roff.substr(begin, end - begin);
+    begin = end + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (roff::ends_with_continuation(roff::strip_comment(line))) {
+      joined.append(line.substr(0, line.size() - 1));
+      continue;
+    }
+    if (joined.empty()) {
+      process(line, 0);
+    } else {
+      joined.append(line);
+      process(joined, 0);
+      joined.clear();
+    }
+  }
+  if (!joined.empty()) process(joined, 0);
+}
+
+ManPage ManParser::finish() {
+  flush();
+  std::string title = page_.section.empty() ? page_.name : page_.name + "(" + page_.section + ")";
+  page_.document = build_document(std::move(title), std::move(blocks_));
+  page_.description = description_of(page_.name_line);
+  return std::move(page_);
+}
+
+void ManParser::process(std::string_view raw, int depth) {
+  if (done_ || depth > kMaxDepth) return;
+  if (capture_ != Capture::None) return capture_line(raw);
+  const std::string_view line = roff::strip_comment(raw);
+  if (skip_depth_ > 0) {
+    skip_depth_ = std::max(0, skip_depth_ + brace_delta(line));
+    return;
+  }
+  if (!line.empty() && (line[0] == '.' || line[0] == '\'')) return control(line.substr(1), depth);
+  if (table_ == Table::Off) return text_line(line);
+  table_line(line);
+}
+
+void ManParser::capture_line(std::string_view raw) {
+  if (!raw.empty() && (raw[0] == '.' || raw[0] == '\'')) {
+    std::string_view rest;
+    if (control_name(raw.substr(1), rest) == capture_end_) {
+      if (capture_ == Capture::Define) macros_[capture_name_] = std::move(capture_body_);
+      capture_body_.clear();
+      capture_ = Capture::None;
+      return;
+    }
+  }
+  if (capture_ == Capture::Define) capture_body_.push_back(copy_mode(raw));
+}
+
+void ManParser::text_line(std::string_view line) {
+  if (trim(line).empty()) return flush();  // a blank line breaks the paragraph
+  std::string text;
+  const bool join_next = roff::render(line, strings_, text);
+  add_text(text);
+  if (join_next) separator_ = Separator::None;
+}
+
+// Appends a rendered line to the paragraph, or makes it the pending heading or tag.
+void ManParser::add_text(std::string_view text) {
+  const std::string_view trimmed = trim(text);
+  if (trimmed.empty()) return;
+  if (pending_ == Pending::Heading) {
+    pending_ = Pending::None;
+    return open_section(std::string(trimmed), pending_rank_);
+  }
+  if (pending_ == Pending::Tag || pending_ == Pending::ExtraTag) {
+    if (pending_ == Pending::ExtraTag && !para_.empty()) para_ += ", ";
+    para_.append(trimmed);
+    pending_ = Pending::None;
+    separator_ = Separator::Tag;
+    return;
+  }
+  if (!para_.empty()) {
+    switch (separator_) {
+      case Separator::None: break;
+      case Separator::Newline: para_ += '\n'; break;
+      case Separator::Tag: para_ += "  "; break;
+      case Separator::Auto: para_ += nofill_ ? '\n' : ' '; break;
+    }
+  }
+  // No-fill text keeps its indentation (code, tables); filled text is reflowed.
+  para_.append(nofill_ && separator_ != Separator::Tag ? text.substr(0, text.find_last_not_of(" \t") + 1) : trimmed);
+  separator_ = Separator::Auto;
+  link_has_text_ = true;
+}
+
+void ManParser::flush() {
+  if (pending_ == Pending::Tag || pending_ == Pending::ExtraTag) pending_ = Pending::None;
+  if (!para_.empty()) {
+    if (in_name_) {
+      if (!page_.name_line.empty()) page_.name_line += ' ';
+      for (char c : para_) page_.name_line += c == '\n' ? ' ' : c;
+    }
+    blocks_.push_back({0, std::move(para_)});
+  }
+  para_.clear();
+  separator_ = Separator::Auto;
+}
+
+void ManParser::open_section(std::string heading, int rank) {
+  flush();
+  if (rank == 1) {
+    section_ = lower(heading);
+    in_name_ = !name_seen_ && lower(heading) == "name";
+    name_seen_ = name_seen_ || in_name_;
+  }
+  blocks_.push_back({rank, std::move(heading)});
+}
+
+std::string ManParser::render_args(const std::vector<std::string>& args, std::string_view separator,
+                                   bool* join_next) {
+  std::string out;
+  bool join = false;
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    if (k) out += separator;
+    join = roff::render(args[k], strings_, out);
+  }
+  if (join_next) *join_next = join;
+  return out;
+}
+
+void ManParser::add_macro_text(const std::vector<std::string>& args, std::string_view separator) {
+  bool join = false;
+  const std::string text = render_args(args, separator, &join);
+  add_text(text);
+  if (join) separator_ = Separator::None;
+}
+
+void ManParser::control(std::string_view line, int depth) {
+  std::string_view rest;
+  const std::string_view name = control_name(line, rest);
+  if (name.empty()) return;  // "." alone, ".\}" and the like
+  const auto known = requests().find(name);
+  if (known == requests().end()) {
+    const auto macro = macros_.find(std::string(name));
+    if (macro != macros_.end()) return expand(macro->second, roff::split_args(rest), depth);
+    if (is_mdoc_macro(name) &&
+        (mdoc_ || name == "Dd" || name == "Dt" || name == "Os" || name == "Sh"))
+      return mdoc_line(name, roff::split_args(rest));
+    ++page_.unknown_macros;
+    return add_macro_text(roff::split_args(rest), " ");
+  }
+  request(known->second, rest, depth);
+}
+
+void ManParser::expand(const std::vector<std::string>& body, const std::vector<std::string>& args, int depth) {
+  for (const std::string& line : body) process(substitute_args(line, args), depth + 1);
+}
+
+void ManParser::request(Request r, std::string_view rest, int depth) {
+  using R = Request;
+  switch (r) {
+    case R::Ignore: return;
+    case R::Paragraph: return flush();
+    case R::LineBreak:
+      if (!para_.empty()) separator_ = Separator::Newline;
+      return;
+    case R::NoFill:
+    case R::Fill:
+      // A code block is a paragraph of its own, unless it is the body of a tag.
+      if (separator_ != Separator::Tag && pending_ == Pending::None) flush();
+      nofill_ = r == R::NoFill;
+      return;
+    case R::Font: return add_macro_text(roff::split_args(rest), " ");
+    case R::Alternating: return add_macro_text(roff::split_args(rest), "");
+    case R::Nop: return text_line(trim_left(rest));
+    case R::Do: return control(rest, depth);
+    default: break;
+  }
+  const std::vector<std::string> args = roff::split_args(rest);
+  switch (r) {
+    case R::TH:
+      return title(args);
+    case R::SH:
+    case R::SS:
+      flush();
+      nofill_ = false;
+      pending_rank_ = r == R::SH ? 1 : 2;
+      if (args.empty()) {
+        pending_ = Pending::Heading;
+      } else {
+        const std::string heading(trim(render_args(args, " ")));
+        if (heading.empty()) pending_ = Pending::Heading;
+        else open_section(heading, pending_rank_);
+      }
+      return;
+    case R::TP:
+      flush();
+      pending_ = Pending::Tag;
+      return;
+    case R::TQ:
+      pending_ = Pending::ExtraTag;
+      return;
+    case R::IP:
+      flush();
+      if (!args.empty()) {
+        pending_ = Pending::Tag;
+        add_text(render_args({args[0]}, ""));
+        pending_ = Pending::None;
+      }
+      return;
+    case R::UR:
+      link_url_ = args.empty() ? std::string() : render_args({args[0]}, "");
+      link_has_text_ = false;
+      return;
+    case R::UE:
+      // The link's text, or the address itself when the link has none; then the
+      // trailing punctuation given to .UE, without a space.
+      if (!link_has_text_) add_text(link_url_);
+      link_has_text_ = true;
+      if (!args.empty()) {
+        separator_ = Separator::None;
+        add_macro_text(args, " ");
+      }
+      return;
+    case R::OP:
+      return add_text("[" + render_args(args, " ") + "]");
+    case R::SY:
+      flush();
+      return add_macro_text(args, " ");
+    case R::YS:
+      return flush();
+    case R::MR:
+      if (args.size() >= 2)
+        add_text(render_args({args[0]}, "") + "(" + render_args({args[1]}, "") + ")" +
+                 (args.size() > 2 ? render_args({args[2]}, "") : std::string()));
+      return;
+    case R::So:
+      // A page that only includes another (".so man3/foo.3") is an alias of it.
+      if (blocks_.empty() && para_.empty() && !args.empty()) {
+        page_.alias_of = args[0];
+        done_ = true;
+      }
+      return;
+    case R::Ds:
+    case R::As:
+      return define_string(rest, r == R::As);
+    case R::De:
+    case R::Am:
+    case R::Ig:
+      capture_ = r == R::Ig ? Capture::Ignore : Capture::Define;
+      capture_name_ = args.empty() ? std::string() : args[0];
+      capture_end_ = r == R::Ig ? (args.empty() ? "." : args[0]) : (args.size() > 1 ? args[1] : ".");
+      capture_body_.clear();
+      if (r == R::Am) {
+        const auto old = macros_.find(capture_name_);
+        if (old != macros_.end()) capture_body_ = old->second;
+      }
+      return;
+    case R::If:
+    case R::Ie:
+    case R::While: {
+      std::string_view body = rest;
+      // A .while loop is never run: its body would repeat, and pages use it only in
+      // macro packages.
+      const bool condition = condition_holds(body) && r != R::While;
+      if (r == R::Ie) ie_results_.push_back(condition);
+      return branch(condition, body, depth);
+    }
+    case R::El: {
+      const bool condition = !ie_results_.empty() && !ie_results_.back();
+      if (!ie_results_.empty()) ie_results_.pop_back();
+      return branch(condition, rest, depth);
+    }
+    case R::TS:
+      flush();
+      table_ = Table::Options;
+      table_tab_ = '\t';
+      return;
+    case R::TAnd:
+      table_ = Table::Format;
+      return;
+    case R::TE:
+      table_ = Table::Off;
+      return flush();
+    case R::Equation:
+    case R::Picture:  // eqn and pic input has no prose to keep
+      capture_ = Capture::Ignore;
+      capture_end_ = r == R::Equation ? "EN" : "PE";
+      return;
+    default:
+      return;
+  }
+}
+
+void ManParser::title(const std::vector<std::string>& args) {
+  if (!args.empty()) {
+    const std::string name(trim(render_args({args[0]}, "")));
+    // Many pages shout the name in .TH ("LS"); the file name spells it as typed.
+    if (!name.empty() && lower(name) != lower(page_.name)) page_.name = name;
+  }
+  if (args.size() > 1) {
+    const std::string section(trim(render_args({args[1]}, "")));
+    if (!section.empty()) page_.section = section;
+  }
+}
+
+void ManParser::define_string(std::string_view rest, bool append) {
+  std::string_view value;
+  const std::string name(control_name(rest, value));
+  value = trim_left(value);
+  if (!value.empty() && value.front() == '"') value.remove_prefix(1);
+  std::string rendered;
+  roff::render(value, strings_, rendered);
+  if (append) strings_[name] += rendered;
+  else strings_[name] = std::move(rendered);
+}
+
+// Consumes the condition at the start of `s` and says whether nroff would take the
+// branch: "n" holds, "t" and the other output conditions do not, \n(.g holds (we read
+// groff's dialect), numbers hold when nonzero, 'a'b' compares strings, "d name" checks
+// for a string or macro; anything else is false.
+bool ManParser::condition_holds(std::string_view& s) {
+  s = trim_left(s);
+  bool negate = false;
+  while (!s.empty() && s.front() == '!') negate = !negate, s.remove_prefix(1);
+  if (s.empty()) return false;
+  auto word_end = [&](std::size_t from) {
+    std::size_t e = from;
+    while (e < s.size() && !is_blank(s[e])) {
+      if (s[e] == '\\' && e + 1 < s.size()) {
+        const char kind = s[e + 1];
+        e += 2;
+        if ((kind == 'w' || kind == 'h' || kind == 'v') && e < s.size()) {  // \w'a b'
+          const std::size_t close = s.find(s[e], e + 1);
+          e = close == std::string_view::npos ? s.size() : close + 1;
+        }
+      } else {
+        ++e;
+      }
+    }
+    return e;
+  };
+  bool value = false;
+  const char c = s.front();
+  const bool single = s.size() == 1 || is_blank(s[1]) || s[1] == '\\';
+  if (single && (c == 'n' || c == 't' || c == 'e' || c == 'o' || c == 'v' || c == 'h')) {
+    value = c == 'n';
+    s.remove_prefix(1);
+  } else if ((c == 'd' || c == 'r' || c == 'm' || c == 'c' || c == 'F' || c == 'S') && s.size() > 1 &&
+             is_blank(s[1])) {
+    s = trim_left(s.substr(1));
+    const std::size_t e = word_end(0);
+    const std::string name(s.substr(0, e));
+    value = c == 'd' && (strings_.count(name) > 0 || macros_.count(name) > 0);
+    s.remove_prefix(e);
+  } else if (c == '\'' || c == '"' || c == '|' || c == '/' || c == '#' || c == '@') {
+    const std::size_t middle = s.find(c, 1);
+    const std::size_t close = middle == std::string_view::npos ? middle : s.find(c, middle + 1);
+    if (close == std::string_view::npos) {
+      s = {};
+      return false;
+    }
+    std::string a, b;
+    roff::render(s.substr(1, middle - 1), strings_, a);
+    roff::render(s.substr(middle + 1, close - middle - 1), strings_, b);
+    value = a == b;
+    s.remove_prefix(close + 1);
+  } else {
+    const std::size_t e = word_end(0);
+    const std::string_view expr = s.substr(0, e);
+    if (expr.starts_with("\\n(.g") || expr.starts_with("\\n[.g]")) {
+      value = expr.find('=') == std::string_view::npos;  // "\n(.g==0" asks for plain troff
+    } else if (expr.starts_with("\\w")) {
+      std::size_t i = 2;
+      std::string width;
+      if (i < expr.size()) roff::render(expr.substr(i + 1, expr.size() > i + 2 ? expr.size() - i - 2 : 0), strings_, width);
+      value = !width.empty();
+    } else {
+      long number = 0;
+      std::size_t i = 0;
+      while (i < expr.size() && expr[i] >= '0' && expr[i] <= '9') number = number * 10 + (expr[i++] - '0');
+      value = i > 0 && number != 0;
+    }
+    s.remove_prefix(e);
+  }
+  return value != negate;
+}
+
+// The body of a conditional: a request or text line, or a \{ ... \} block.
+void ManParser::branch(bool condition, std::string_view body, int depth) {
+  body = trim_left(body);
+  if (body.starts_with("\\{")) {
+    body.remove_prefix(2);
+    if (!condition) {
+      skip_depth_ = std::max(0, 1 + brace_delta(body));
+      return;
+    }
+    body = trim_left(body);
+  }
+  if (condition && !body.empty()) process(body, depth + 1);
+}
+
+// tbl(1) input: an options line ending in ';', format lines up to one ending in '.',
+// then rows whose cells are separated by the tab character. Rows become lines.
+void ManParser::table_line(std::string_view line) {
+  const std::string_view t = trim(line);
+  if (table_ == Table::Options) {
+    table_ = Table::Format;
+    if (!t.empty() && t.back() == ';') {
+      const std::size_t tab = t.find("tab(");
+      if (tab != std::string_view::npos && tab + 4 < t.size()) table_tab_ = t[tab + 4];
+      return;
+    }
+  }
+  if (table_ == Table::Format) {
+    if (!t.empty() && t.back() == '.') table_ = Table::Rows;
+    return;
+  }
+  if (t == "_" || t == "=" || t.empty()) return;
+  std::string row;
+  std::size_t begin = 0;
+  while (begin <= line.size()) {
+    std::size_t end = line.find(table_tab_, begin);
+    if (end == std::string_view::npos) end = line.size();
+    std::string_view cell = trim(line.substr(begin, end - begin));
+    if (cell.starts_with("T}")) cell.remove_prefix(2);
+    if (cell.ends_with("T{")) cell.remove_suffix(2);
+    std::string rendered;
+    roff::render(trim(cell), strings_, rendered);
+    if (!rendered.empty()) {
+      if (!row.empty()) row += "  ";
+      row += rendered;
+    }
+    begin = end + 1;
+  }
+  if (row.empty()) return;
+  if (!para_.empty()) separator_ = Separator::Newline;
+  add_text(row);
+}
+
+}  // namespace man_detail
+
 ManPage parse_manpage(std::string_view roff, std::string_view source_name) {
-  ManParser parser(source_name);
+  man_detail::ManParser parser(source_name);
   std::string sanitized;
   std::size_t replaced = 0;
   if (!is_valid_utf8(roff)) {
