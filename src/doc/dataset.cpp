@@ -102,7 +102,8 @@ Error unknown_shape(const json& object, const JsonlReader& reader) {
     found += item.key();
   }
   return reader.error("", fmt::format(
-      "expected one of the shapes {{article, highlights}} (CNN/DailyMail), {{document, summary}} "
+      "expected one of the shapes {{article, highlights}} (CNN/DailyMail), {{article, abstract}} "
+      "(HF scientific_papers), {{document, summary}} "
       "(XSum), {{article_text, abstract_text, section_names, sections}} (arXiv/PubMed), "
       "{{id, title, paragraphs, sections, summary}} (strata native; see docs/formats.md) "
       "(fields found: {})",
@@ -112,6 +113,8 @@ Error unknown_shape(const json& object, const JsonlReader& reader) {
 DatasetShape detect_shape(const json& object, const JsonlReader& reader) {
   // One distinctive field picks the shape, so a line missing the others gets an error
   // naming the missing field rather than "unknown shape".
+  if (object.contains("article") && object.contains("abstract") && !object.contains("highlights"))
+    return DatasetShape::ArticleAbstract;
   if (has_any(object, {"article", "highlights"})) return DatasetShape::CnnDm;
   if (object.contains("document")) return DatasetShape::DocumentSummary;
   if (has_any(object, {"article_text", "abstract_text", "section_names"}))
@@ -186,6 +189,7 @@ Document read_arxiv(const json& object, const JsonlReader& reader) {
 const char* shape_name(DatasetShape shape) {
   switch (shape) {
     case DatasetShape::CnnDm: return "cnn_dailymail";
+    case DatasetShape::ArticleAbstract: return "article_abstract";
     case DatasetShape::DocumentSummary: return "document_summary";
     case DatasetShape::ArxivPubmed: return "arxiv_pubmed";
     case DatasetShape::Native: return "native";
@@ -210,6 +214,7 @@ bool DatasetReader::next(Document& document) {
   shape_ = detect_shape(object, reader_);
   switch (shape_) {
     case DatasetShape::CnnDm: document = read_flat(object, reader_, "article", "highlights"); break;
+    case DatasetShape::ArticleAbstract: document = read_flat(object, reader_, "article", "abstract"); break;
     case DatasetShape::DocumentSummary: document = read_flat(object, reader_, "document", "summary"); break;
     case DatasetShape::ArxivPubmed: document = read_arxiv(object, reader_); break;
     case DatasetShape::Native: document = from_native_json(object, reader_); break;

@@ -280,3 +280,26 @@ TEST(DatasetShapeName, NamesEachShape) {
 
 }  // namespace
 }  // namespace strata
+
+namespace strata {
+namespace {
+
+TEST(DatasetScientificPapers, ArticleAbstractStringsAreAFlatDocument) {
+  DatasetReader reader(std::filesystem::path(STRATA_FIXTURES_DIR) / "dataset" / "scientific_papers.jsonl");
+  Document doc;
+  ASSERT_TRUE(reader.next(doc));
+  EXPECT_EQ(reader.last_shape(), DatasetShape::ArticleAbstract);
+  EXPECT_EQ(doc.section_count(), 0u);
+  ASSERT_EQ(doc.root.paragraphs.size(), 2u);
+  EXPECT_EQ(doc.slice(doc.root.paragraphs[1].span), "the method is simple .");
+  EXPECT_EQ(doc.summary, "we study long documents .\nit works .");
+  try {
+    reader.next(doc);
+    FAIL() << "expected an error for a non-string abstract";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("scientific_papers.jsonl:2: field 'abstract'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace strata

@@ -2,6 +2,7 @@
 // Summarisation datasets in JSON Lines, in the shapes users export, read as Documents with
 // their reference summaries. The shape is detected per line from its fields:
 //   {article, highlights}                                        CNN/DailyMail
+//   {article, abstract, section_names?}  (strings)               HF scientific_papers
 //   {document, summary}                                          XSum-like
 //   {article_text[], abstract_text[], section_names[], sections[][]}   arXiv/PubMed
 //   {id, title, paragraphs[], sections: [{heading, paragraphs[], sections[...]}], summary}
@@ -21,7 +22,7 @@
 
 namespace strata {
 
-enum class DatasetShape { CnnDm, DocumentSummary, ArxivPubmed, Native };
+enum class DatasetShape { CnnDm, ArticleAbstract, DocumentSummary, ArxivPubmed, Native };
 const char* shape_name(DatasetShape shape);  // "cnn_dailymail", "document_summary", ...
 
 class DatasetReader {
