@@ -13,18 +13,26 @@ bool is_punct(char c) {
 }
 
 // Index of the bracket closing the one at `open`, or npos. Escaped brackets do not count.
-std::size_t matching(std::string_view s, std::size_t open, char opening, char closing) {
-  int depth = 0;
-  for (std::size_t i = open; i < s.size(); ++i) {
-    if (s[i] == '\\') {
+// For each '[' and '(' of s, the index of the bracket that closes it (npos when none),
+// found in one pass with a stack per kind, so that text full of brackets stays linear.
+std::vector<std::size_t> matching_closers(std::string_view s) {
+  std::vector<std::size_t> closer(s.size(), std::string_view::npos);
+  std::vector<std::size_t> squares, rounds;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '\\') {
       ++i;
-    } else if (s[i] == opening) {
-      ++depth;
-    } else if (s[i] == closing && --depth == 0) {
-      return i;
+    } else if (c == '[') {
+      squares.push_back(i);
+    } else if (c == '(') {
+      rounds.push_back(i);
+    } else if ((c == ']' && !squares.empty()) || (c == ')' && !rounds.empty())) {
+      std::vector<std::size_t>& open = c == ']' ? squares : rounds;
+      closer[open.back()] = i;
+      open.pop_back();
     }
   }
-  return std::string_view::npos;
+  return closer;
 }
 
 std::size_t run_length(std::string_view s, std::size_t i) {
@@ -44,7 +52,7 @@ struct Run {
 
 class Stripper {
  public:
-  explicit Stripper(std::string_view s) : s_(s) {}
+  explicit Stripper(std::string_view s) : s_(s), closer_(matching_closers(s)) {}
 
   std::string run() {
     std::size_t i = 0;
@@ -92,10 +100,10 @@ class Stripper {
   // [text](url), [text][ref], and the same after '!' for an image; `start` is where the
   // construct begins (the '!' for an image).
   std::size_t link(std::size_t open, std::size_t start) {
-    const std::size_t close = matching(s_, open, '[', ']');
+    const std::size_t close = closer_[open];
     if (close != std::string_view::npos && close + 1 < s_.size()) {
       const char next = s_[close + 1];
-      const std::size_t end = next == '(' ? matching(s_, close + 1, '(', ')')
+      const std::size_t end = next == '(' ? closer_[close + 1]
                               : next == '[' ? s_.find(']', close + 1)
                                             : std::string_view::npos;
       if (end != std::string_view::npos) {
@@ -177,6 +185,7 @@ class Stripper {
   }
 
   std::string_view s_;
+  std::vector<std::size_t> closer_;  // matching_closers(s_)
   std::string out_;
   std::vector<Run> runs_;
 };

@@ -120,6 +120,14 @@ TEST(Markdown, LinksImagesCodeAndEscapes) {
   EXPECT_EQ(doc.text, "a b c [not a link] *kept* a ` b [x] a@b.c < not >");
 }
 
+TEST(Markdown, BracketsMatchAcrossNestingAndEscapes) {
+  EXPECT_EQ(parse_markdown("[[[ [a](u) ((").text, "[[[ a ((");
+  EXPECT_EQ(parse_markdown("[x [y] z](u) [p](q (r) s) \\[t](v)").text, "x [y] z p [t](v)");
+  // Thousands of unclosed brackets stay literal (and are matched in one pass).
+  const std::string many(20000, '[');
+  EXPECT_EQ(parse_markdown(many + " [end](u)").text, many + " end");
+}
+
 TEST(Markdown, UnclosedFenceRunsToTheEnd) {
   const Document doc = parse_markdown("```\n# inside\n\nstill inside\n");
   EXPECT_EQ(doc.section_count(), 0u);
