@@ -8,31 +8,13 @@
 
 namespace strata::man_detail {
 
-bool ManParser::is_mdoc_macro(std::string_view name) {
-  static const std::unordered_map<std::string_view, bool> table = [] {
-    std::unordered_map<std::string_view, bool> t;  // value: callable from another macro's line
-    for (std::string_view n :
-         {"Ac", "Ad", "An", "Ao", "Ap", "Aq", "Ar", "At", "Bc", "Bo", "Bq", "Brc", "Bro", "Brq",
-          "Bsx", "Bx", "Cd", "Cm", "Dc", "Do", "Dq", "Dv", "Dx", "Ec", "Em", "En", "Eo", "Er",
-          "Es", "Ev", "Fa", "Fc", "Fl", "Fn", "Fr", "Ft", "Fx", "Ic", "Li", "Lk", "Ms", "Mt",
-          "Nm", "No", "Ns", "Nx", "Oc", "Oo", "Op", "Ot", "Ox", "Pa", "Pc", "Pf", "Po", "Pq",
-          "Qc", "Ql", "Qo", "Qq", "Sc", "So", "Sq", "Sx", "Sy", "Ta", "Tn", "Ux", "Va", "Vt",
-          "Xc", "Xo", "Xr", "St", "Lb", "Ek", "Bk"})
-      t.emplace(n, true);
-    for (std::string_view n :
-         {"Dd", "Dt", "Os", "Sh", "Ss", "Pp", "Lp", "Nd", "Bl", "El", "It", "Bd", "Ed", "D1",
-          "Dl", "Rs", "Re", "%A", "%B", "%C", "%D", "%I", "%J", "%N", "%O", "%P", "%Q", "%R",
-          "%T", "%U", "%V", "Ex", "Rv", "Sm", "In", "Fd", "Fo", "Bf", "Ef", "Db", "Ud", "Bt",
-          "Hf", "Tg", "Ot"})
-      t.emplace(n, false);
-    return t;
-  }();
-  return table.count(name) > 0;
-}
+namespace {
 
-bool ManParser::is_callable(std::string_view word) {
-  static const std::unordered_map<std::string_view, int> table = [] {
-    std::unordered_map<std::string_view, int> t;
+// Every mdoc macro strata knows, mapped to whether it is callable: whether it may stand as a
+// word on another macro's line (".Op Fl v") and be rendered there.
+const std::unordered_map<std::string_view, bool>& mdoc_macros() {
+  static const std::unordered_map<std::string_view, bool> table = [] {
+    std::unordered_map<std::string_view, bool> t;
     for (std::string_view n :
          {"Ac", "Ad", "An", "Ao", "Ap", "Aq", "Ar", "At", "Bc", "Bo", "Bq", "Brc", "Bro", "Brq",
           "Bsx", "Bx", "Cd", "Cm", "Dc", "Do", "Dq", "Dv", "Dx", "Ec", "Em", "En", "Eo", "Er",
@@ -40,10 +22,25 @@ bool ManParser::is_callable(std::string_view word) {
           "Nm", "No", "Ns", "Nx", "Oc", "Oo", "Op", "Ot", "Ox", "Pa", "Pc", "Pf", "Po", "Pq",
           "Qc", "Ql", "Qo", "Qq", "Sc", "So", "Sq", "Sx", "Sy", "Ta", "Tn", "Ux", "Va", "Vt",
           "Xc", "Xo", "Xr"})
-      t.emplace(n, 0);
+      t.emplace(n, true);
+    for (std::string_view n :
+         {"St", "Lb", "Ek", "Bk", "Dd", "Dt", "Os", "Sh", "Ss", "Pp", "Lp", "Nd", "Bl", "El",
+          "It", "Bd", "Ed", "D1", "Dl", "Rs", "Re", "%A", "%B", "%C", "%D", "%I", "%J", "%N",
+          "%O", "%P", "%Q", "%R", "%T", "%U", "%V", "Ex", "Rv", "Sm", "In", "Fd", "Fo", "Bf",
+          "Ef", "Db", "Ud", "Bt", "Hf", "Tg"})
+      t.emplace(n, false);
     return t;
   }();
-  return table.count(word) > 0;
+  return table;
+}
+
+}  // namespace
+
+bool ManParser::is_mdoc_macro(std::string_view name) { return mdoc_macros().count(name) > 0; }
+
+bool ManParser::is_callable(std::string_view word) {
+  const auto it = mdoc_macros().find(word);
+  return it != mdoc_macros().end() && it->second;
 }
 
 bool ManParser::is_closing(std::string_view w) {
