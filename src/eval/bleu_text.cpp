@@ -92,6 +92,16 @@ std::vector<std::string_view> split_python_whitespace(std::string_view text) {
   return tokens;
 }
 
+std::string join_tokens(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const std::string_view token : split_python_whitespace(text)) {
+    if (!out.empty()) out.push_back(' ');
+    out.append(token);
+  }
+  return out;
+}
+
 std::string python_lower(std::string_view text) {
   std::vector<char32_t> code_points;
   std::vector<std::string_view> bytes;  // kept so that invalid bytes pass through unchanged

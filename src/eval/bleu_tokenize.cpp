@@ -73,16 +73,6 @@ std::string substitute_pairs(std::string_view text, First first, Second second,
   return out;
 }
 
-std::string join_tokens(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const std::string_view token : split_python_whitespace(text)) {
-    if (!out.empty()) out.push_back(' ');
-    out.append(token);
-  }
-  return out;
-}
-
 // Python's str.rstrip(): trailing Unicode whitespace.
 std::string_view rstrip_python(std::string_view text) {
   const auto tokens = split_python_whitespace(text);

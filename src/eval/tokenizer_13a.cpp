@@ -95,13 +95,7 @@ std::string tokenize_13a(std::string_view line) {
   // A dash after a digit ("1-2" → "1 - 2").
   spaced = substitute_pairs(spaced, is_digit, is_dash, "", " ", " ");
 
-  std::string out;
-  out.reserve(spaced.size());
-  for (const std::string_view token : split_python_whitespace(spaced)) {
-    if (!out.empty()) out.push_back(' ');
-    out.append(token);
-  }
-  return out;
+  return join_tokens(spaced);
 }
 
 }  // namespace strata

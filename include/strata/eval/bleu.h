@@ -69,6 +69,8 @@ std::string bleu_preprocess(std::string_view segment, const BleuOptions& options
 // Unicode whitespace (not only ASCII) separates tokens; lowercasing is Unicode-wide,
 // including the final-sigma rule and İ → i̇.
 std::vector<std::string_view> split_python_whitespace(std::string_view text);
+// Python's " ".join(text.split()): the tokens separated by single spaces.
+std::string join_tokens(std::string_view text);
 std::string python_lower(std::string_view text);
 
 // --- scoring ---
