@@ -71,6 +71,19 @@ void SplitLengths::merge(const SplitLengths& other) {
   for (auto [depth, n] : other.document_depths) document_depths[depth] += n;
 }
 
+SplitLengths measure_split(const std::vector<const Document*>& documents, const Tokenizer* tokenizer) {
+  SplitLengths total;
+#pragma omp parallel
+  {
+    SplitLengths mine;
+#pragma omp for schedule(dynamic, 8) nowait
+    for (std::size_t i = 0; i < documents.size(); ++i) mine.add(*documents[i], tokenizer);
+#pragma omp critical
+    total.merge(mine);
+  }
+  return total;
+}
+
 nlohmann::json SplitLengths::to_json() const {
   nlohmann::json out;
   out["documents"] = documents;

@@ -163,12 +163,13 @@ nlohmann::json build_manpage_corpus(const ManpageCorpusOptions& options, const f
   SplitLengths all;
   for (const char* split : kSplits) {
     AtomicFile file(out_dir / (std::string(split) + ".jsonl"));
-    SplitLengths lengths;
+    std::vector<const Document*> documents;
     for (const Entry* entry : by_split[split]) {
       file.stream() << native_line(*entry).dump() << '\n';
-      lengths.add(entry->document, options.tokenizer);
+      documents.push_back(&entry->document);
     }
     file.commit();
+    const SplitLengths lengths = measure_split(documents, options.tokenizer);
     stats["splits"][split] = lengths.to_json();
     all.merge(lengths);
   }
@@ -193,9 +194,12 @@ nlohmann::json corpus_stats(const fs::path& corpus_dir, const Tokenizer* tokeniz
     const fs::path path = corpus_dir / (std::string(split) + ".jsonl");
     if (!fs::exists(path)) throw Error(path.string() + ": missing (is this a corpus directory?)");
     DatasetReader reader(path);
-    SplitLengths lengths;
+    std::vector<Document> documents;
     Document document;
-    while (reader.next(document)) lengths.add(document, tokenizer);
+    while (reader.next(document)) documents.push_back(std::move(document));
+    std::vector<const Document*> pointers;
+    for (const Document& d : documents) pointers.push_back(&d);
+    const SplitLengths lengths = measure_split(pointers, tokenizer);
     stats["splits"][split] = lengths.to_json();
     all.merge(lengths);
   }

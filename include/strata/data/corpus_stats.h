@@ -31,4 +31,8 @@ struct SplitLengths {
   nlohmann::json to_json() const;
 };
 
+// SplitLengths of `documents`, tokenizing in parallel (tokenizers' encode is thread-safe).
+// Percentiles and histograms do not depend on the order, so the result is deterministic.
+SplitLengths measure_split(const std::vector<const Document*>& documents, const Tokenizer* tokenizer);
+
 }  // namespace strata
