@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "rouge_report.h"
 #include "strata/core/error.h"
 #include "strata/core/files.h"
 #include "strata/core/jsonl.h"
@@ -23,9 +24,6 @@ namespace {
 
 using ordered_json = nlohmann::ordered_json;
 
-// Scoring runs at tens of thousands of pairs a second: below this, progress is noise.
-constexpr std::size_t kPairsWorthProgress = 50000;
-
 struct RougeOptions {
   std::string pairs;
   bool stem = false;
@@ -34,6 +32,8 @@ struct RougeOptions {
   bool json = false;
   std::uint64_t seed = BootstrapOptions{}.seed;
   std::size_t resamples = BootstrapOptions{}.resamples;
+
+  BootstrapOptions bootstrap() const { return {resamples, 0.95, seed}; }
 };
 
 struct Pairs {
@@ -69,69 +69,17 @@ void write_per_example(const std::string& path, const RougeScorer& scorer,
   file.commit();
 }
 
-ordered_json estimate_json(const Estimate& e) {
-  return {{"mean", e.mean}, {"low", e.low}, {"mid", e.mid}, {"high", e.high}};
-}
-
-void print_table(const RougeOptions& options, std::size_t count,
-                 const std::vector<std::pair<std::string, RougeAggregate>>& aggregates) {
-  std::printf(
-      "ROUGE over %zu pairs, stemming %s. mean: plain mean; low/high: 2.5th/97.5th\n"
-      "percentiles of %zu bootstrap resample means (seed %llu).\n\n",
-      count, options.stem ? "on" : "off", options.resamples,
-      static_cast<unsigned long long>(options.seed));
-  std::printf("%-10s %-10s %8s %8s %8s\n", "type", "measure", "mean", "low", "high");
-  for (const auto& [name, aggregate] : aggregates) {
-    const std::pair<const char*, const Estimate*> measures[] = {{"precision", &aggregate.precision},
-                                                                {"recall", &aggregate.recall},
-                                                                {"fmeasure", &aggregate.fmeasure}};
-    for (const auto& [measure, e] : measures) {
-      std::printf("%-10s %-10s %8.5f %8.5f %8.5f\n", name.c_str(), measure, e->mean, e->low,
-                  e->high);
-    }
-  }
-}
-
 void run_rouge(const RougeOptions& options) {
   // Everything that can be wrong with the options is checked before any work is done.
   const RougeScorer scorer(options.types, options.stem);
-  if (options.resamples == 0) throw Error("--resamples must be positive");
   const Pairs pairs = read_pairs(options.pairs);
-
-  std::vector<std::vector<RougeScore>> rows;
-  {
-    const bool quiet = pairs.predictions.size() < kPairsWorthProgress;
-    Progress progress("rouge", pairs.predictions.size(), "pairs", quiet);
-    rows = scorer.score_batch(pairs.references, pairs.predictions, 0, &progress);
+  const RougeReport report = rouge_report(scorer, pairs.references, pairs.predictions, options.bootstrap());
+  if (!options.per_example.empty()) write_per_example(options.per_example, scorer, report.rows);
+  if (options.json) {
+    std::printf("%s\n", rouge_report_json(report).dump().c_str());
+  } else {
+    print_rouge_table(report);
   }
-  if (!options.per_example.empty()) write_per_example(options.per_example, scorer, rows);
-
-  const BootstrapOptions bootstrap{options.resamples, 0.95, options.seed};
-  std::vector<std::pair<std::string, RougeAggregate>> aggregates;
-  for (std::size_t t = 0; t < scorer.types().size(); ++t) {
-    std::vector<RougeScore> column;
-    column.reserve(rows.size());
-    for (const auto& row : rows) column.push_back(row[t]);
-    aggregates.emplace_back(scorer.types()[t].name(), bootstrap_aggregate(column, bootstrap));
-  }
-
-  if (!options.json) {
-    print_table(options, rows.size(), aggregates);
-    return;
-  }
-  ordered_json summary = {{"count", rows.size()},
-                          {"stemmed", options.stem},
-                          {"resamples", options.resamples},
-                          {"seed", options.seed},
-                          {"confidence", bootstrap.confidence}};
-  ordered_json scores = ordered_json::object();
-  for (const auto& [name, aggregate] : aggregates) {
-    scores[name] = {{"precision", estimate_json(aggregate.precision)},
-                    {"recall", estimate_json(aggregate.recall)},
-                    {"fmeasure", estimate_json(aggregate.fmeasure)}};
-  }
-  summary["scores"] = scores;
-  std::printf("%s\n", summary.dump().c_str());
 }
 
 }  // namespace

@@ -19,11 +19,18 @@ void register_all(CLI::App& app) {
   register_baseline(app);
   register_tokenizer(app);
   register_plot(app);
-  CLI::App* eval = app.add_subcommand("eval", "Score outputs: ROUGE, BLEU, copy rate");
+  register_train(app);
+  register_summarize(app);
+  CLI::App* lm = app.add_subcommand("lm", "Causal language models: train, perplexity");
+  lm->require_subcommand(1);
+  register_lm_train(*lm);
+  register_lm_eval(*lm);
+  CLI::App* eval = app.add_subcommand("eval", "Score outputs (ROUGE, BLEU, copy rate) and models (summarize)");
   eval->require_subcommand(1);
   register_eval_rouge(*eval);
   register_eval_bleu(*eval);
   register_eval_copy(*eval);
+  register_eval_summarize(*eval);
 }
 
 void run_selected(CLI::App& app) {

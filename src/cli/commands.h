@@ -12,14 +12,26 @@ void register_data(CLI::App& app);       // strata data manpages | stats
 void register_baseline(CLI::App& app);   // strata baseline lead | oracle
 void register_tokenizer(CLI::App& app);  // strata tokenizer train | encode | decode
 void register_plot(CLI::App& app);       // strata plot RUN_DIR
+void register_train(CLI::App& app);      // strata train
+void register_summarize(CLI::App& app);  // strata summarize
+// `lm` is one group shared by two files.
+void register_lm_train(CLI::App& lm);    // strata lm train
+void register_lm_eval(CLI::App& lm);     // strata lm eval
 // `eval` is one group shared by several files.
 void register_eval_rouge(CLI::App& eval);  // strata eval rouge
 void register_eval_bleu(CLI::App& eval);   // strata eval bleu
 void register_eval_copy(CLI::App& eval);   // strata eval copy
+void register_eval_summarize(CLI::App& eval);  // strata eval summarize
 
 void register_all(CLI::App& app);
 // Runs the action of the subcommand that was selected.
 void run_selected(CLI::App& app);
+
+// Thrown by an action that finished its work but must exit with this status (130 after
+// Ctrl-C, as shells expect).
+struct ExitCode {
+  int code;
+};
 
 // Registers `action` to run when `sub` (a parsed subcommand) is the selected leaf.
 void on_run(CLI::App* sub, std::function<void()> action);

@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   }
   try {
     strata::cli::run_selected(app);
+  } catch (const strata::cli::ExitCode& e) {
+    return e.code;
   } catch (const strata::Error& e) {
     std::fprintf(stderr, "strata: error: %s\n", e.what());
     return 1;

@@ -342,6 +342,51 @@ nlohmann::json Config::to_json() const {
   return root;
 }
 
+namespace {
+
+template <class T>
+std::vector<T> json_array(const nlohmann::json& array) {
+  std::vector<T> out;
+  for (const auto& item : array) out.push_back(item.get<T>());
+  return out;
+}
+
+std::optional<ConfigValue> json_leaf(const nlohmann::json& v) {
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_number_float()) return v.get<double>();
+  if (v.is_string()) return v.get<std::string>();
+  if (!v.is_array()) return std::nullopt;
+  auto all = [&](auto&& test) { return std::all_of(v.begin(), v.end(), test); };
+  if (all([](const nlohmann::json& x) { return x.is_boolean(); })) return json_array<bool>(v);
+  if (all([](const nlohmann::json& x) { return x.is_number_integer(); })) return json_array<std::int64_t>(v);
+  if (all([](const nlohmann::json& x) { return x.is_number(); })) return json_array<double>(v);
+  if (all([](const nlohmann::json& x) { return x.is_string(); })) return json_array<std::string>(v);
+  return std::nullopt;
+}
+
+}  // namespace
+
+Config Config::from_json(const nlohmann::json& json, const std::string& source_name) {
+  if (!json.is_object()) throw Error(source_name + ": expected a JSON object of config tables");
+  Config config;
+  const Origin origin{source_name, 0};
+  auto add = [&](auto& self, const nlohmann::json& node, const std::string& prefix) -> void {
+    for (const auto& [name, value] : node.items()) {
+      const std::string key = prefix.empty() ? name : prefix + "." + name;
+      if (value.is_object()) {
+        self(self, value, key);
+        continue;
+      }
+      std::optional<ConfigValue> leaf = json_leaf(value);
+      if (!leaf) throw Error(source_name + ": key '" + key + "': not a value a config can hold");
+      config.set(key, std::move(*leaf), origin);
+    }
+  };
+  add(add, json, "");
+  return config;
+}
+
 bool Config::operator==(const Config& other) const {
   return std::equal(entries_.begin(), entries_.end(), other.entries_.begin(), other.entries_.end(),
                     [](const auto& a, const auto& b) {

@@ -39,6 +39,11 @@ void Progress::add(std::size_t n) {
   draw(false);
 }
 
+void Progress::set_status(std::string status) {
+  std::lock_guard lock(mutex_);
+  status_ = std::move(status);
+}
+
 void Progress::finish() {
   std::lock_guard lock(mutex_);
   if (finished_) return;
@@ -68,6 +73,7 @@ void Progress::draw(bool final) {
   } else {
     line += fmt::format(" {} {:.1f}/s", unit_, rate);
   }
+  if (!status_.empty()) line += " | " + status_;
   if (final) line += " in " + format_duration(elapsed);
   if (tty_)
     std::fprintf(stderr, "\r\033[K%s%s", line.c_str(), final ? "\n" : "");

@@ -277,3 +277,20 @@ TEST(ConfigSchema, RejectsDuplicateAndNestedDeclarations) {
 
 }  // namespace
 }  // namespace strata
+
+namespace strata {
+namespace {
+
+TEST(ConfigJson, FromJsonInvertsToJson) {
+  Config config = Config::from_toml(
+      "[model]\nlayers = 3\nname = \"x\"\n[train]\nlr = 0.5\nfreeze = [\"a*\", \"b\"]\nsteps = [1, 2]\n"
+      "[train.inner]\nflag = true\n",
+      "run.toml");
+  const Config back = Config::from_json(config.to_json(), "config.json");
+  EXPECT_TRUE(back == config);
+  EXPECT_EQ(back.get<std::vector<std::string>>("train.freeze"), (std::vector<std::string>{"a*", "b"}));
+  EXPECT_THROW(Config::from_json(nlohmann::json{{"a", nullptr}}, "config.json"), Error);
+}
+
+}  // namespace
+}  // namespace strata

@@ -54,6 +54,9 @@ class Config {
   // `source_name` is what errors call the text. Syntax errors read "SOURCE:LINE:COL: message".
   static Config from_toml(std::string_view text, const std::string& source_name);
   static Config from_toml_file(const std::filesystem::path& path);
+  // The inverse of to_json(): nested objects are tables; leaves are booleans, integers,
+  // floats, strings or arrays of one of those. Error naming `source_name` and the key otherwise.
+  static Config from_json(const nlohmann::json& json, const std::string& source_name);
 
   // "train.lr=3e-4": the value is read as a TOML value (3e-4, 100, true, "x", [1, 2],
   // {a = 1}) and, when it is not one, taken as a bare string (name=run7). Creates the key

@@ -1,0 +1,39 @@
+#pragma once
+// Examples → padded model inputs. Sources and targets are padded on the right; labels use
+// -100 (cross-entropy's ignore index) where there is no target token.
+#include <ATen/core/Tensor.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "strata/data/seq2seq_examples.h"
+
+namespace strata::models {
+
+constexpr std::int64_t kIgnoreLabel = -100;
+
+struct Seq2SeqBatch {
+  at::Tensor source;          // [B, Ls] int64
+  at::Tensor source_padding;  // [B, Ls] bool, true = real token
+  at::Tensor decoder_inputs;  // [B, T]: decoder_start_id, then the target shifted right
+  at::Tensor labels;          // [B, T]: the target, kIgnoreLabel after its end
+  std::int64_t source_tokens = 0;
+  std::int64_t target_tokens = 0;
+};
+
+// Rows `rows` of `examples`. Without targets (decoding), decoder_inputs and labels stay undefined.
+Seq2SeqBatch collate_seq2seq(std::span<const Seq2SeqExample> examples, std::span<const std::size_t> rows,
+                             std::int64_t pad_id, std::int64_t decoder_start_id, bool with_targets = true);
+
+struct LmBatch {
+  at::Tensor inputs;  // [B, T] int64: chunk[:-1], padded with pad_id
+  at::Tensor labels;  // [B, T]: chunk[1:], kIgnoreLabel after its end
+  std::int64_t tokens = 0;  // labelled tokens
+};
+
+LmBatch collate_lm(std::span<const std::vector<std::int32_t>> chunks, std::span<const std::size_t> rows,
+                   std::int64_t pad_id);
+
+}  // namespace strata::models

@@ -1,0 +1,40 @@
+#pragma once
+// The encoder-only model (BERT-like) with a classification head:
+//  - token:    one label per token              -> [B, L, C]
+//  - marker:   one label per marker token (one vector per sentence or segment, e.g. the
+//              [SEP] closing each) -> [M, C], with the (row, position) of each marker
+//  - sequence: one label per sequence, from the first token's vector -> [B, C]
+#include <torch/nn/module.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+
+#include "strata/models/model_config.h"
+#include "strata/nn/transformer_stack.h"
+
+namespace strata::models {
+
+struct Classification {
+  at::Tensor logits;     // [B, L, C], [M, C] or [B, C] by head
+  at::Tensor positions;  // marker head: [M, 2] int64 (row, position); undefined otherwise
+};
+
+class EncoderModelImpl : public torch::nn::Module {
+ public:
+  explicit EncoderModelImpl(const ModelConfig& config);
+
+  // ids, padding: [B, L] (padding true = real) -> hidden [B, L, d].
+  at::Tensor encode(const at::Tensor& ids, const at::Tensor& padding);
+  Classification forward(const at::Tensor& ids, const at::Tensor& padding);
+
+  const ModelConfig& config() const { return config_; }
+
+  torch::nn::Embedding embed_tokens{nullptr};
+  nn::TransformerEncoder encoder{nullptr};
+  torch::nn::Linear classifier{nullptr};
+
+ private:
+  ModelConfig config_;
+};
+TORCH_MODULE(EncoderModel);
+
+}  // namespace strata::models

@@ -1,0 +1,73 @@
+#pragma once
+// The size and shape of a model, from the [model] section of a run's config, saved as
+// config.json beside the weights. One struct serves the three architectures; fields an
+// architecture does not use are ignored by it (and say so in their help).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace strata {
+class Config;
+class ConfigSchema;
+}  // namespace strata
+
+namespace strata::models {
+
+enum class Architecture {
+  Seq2Seq,    // "seq2seq": BART-like encoder-decoder
+  CausalLm,   // "causal_lm": GPT-2-like decoder only
+  Encoder,    // "encoder": BERT-like encoder with a classification head
+};
+
+// What an encoder's head classifies.
+enum class EncoderHead {
+  Token,     // "token": one label per token
+  Marker,    // "marker": one label per marker token (one vector per sentence or segment)
+  Sequence,  // "sequence": one label per sequence, from the first token
+};
+
+struct ModelConfig {
+  Architecture architecture = Architecture::Seq2Seq;
+  std::int64_t vocab_size = 8000;
+  std::int64_t d_model = 256;
+  std::int64_t heads = 4;
+  std::int64_t d_ff = 1024;
+  std::int64_t encoder_layers = 3;  // seq2seq and encoder
+  std::int64_t decoder_layers = 3;  // seq2seq and causal_lm
+  std::int64_t max_positions = 1024;
+  double dropout = 0.1;              // residual and embedding dropout
+  double attention_dropout = 0.0;    // on attention probabilities
+  double activation_dropout = 0.0;   // after the FFN activation
+  bool pre_norm = false;             // false = post-LayerNorm (BART), true = pre-LayerNorm (GPT-2)
+  bool tie_embeddings = true;        // output projection shares the token embedding
+  std::string activation = "gelu";   // "gelu" or "relu"
+  std::string attention_kernel = "reference";
+  std::int64_t pad_id = 2;
+  std::int64_t bos_id = 0;
+  std::int64_t eos_id = 1;
+  std::int64_t decoder_start_id = 0;  // seq2seq: the first decoder input
+  EncoderHead head = EncoderHead::Sequence;
+  std::int64_t num_labels = 2;        // encoder head
+  std::int64_t marker_id = 4;         // encoder marker head: the marker token ([SEP])
+
+  std::int64_t head_dim() const { return d_model / heads; }
+
+  // Checks sizes (d_model divisible by heads, positive counts, known names); strata::Error
+  // naming the field otherwise.
+  void check() const;
+
+  nlohmann::json to_json() const;
+  // `source` names the file in errors. Unknown keys and wrong types are errors.
+  static ModelConfig from_json(const nlohmann::json& json, const std::string& source);
+  // Declares the model.* keys (defaults from ModelConfig{}) in a run's schema.
+  static void declare(ConfigSchema& schema);
+  // Reads the model.* keys of a validated config.
+  static ModelConfig from_config(const Config& config);
+};
+
+std::string architecture_name(Architecture architecture);
+std::string encoder_head_name(EncoderHead head);
+
+}  // namespace strata::models

@@ -1,0 +1,17 @@
+#pragma once
+// ModelConfig → the nn options of its layers and stacks, and the weight initialisation all
+// architectures share.
+#include <torch/nn/module.h>
+
+#include "strata/models/model_config.h"
+#include "strata/nn/transformer_stack.h"
+
+namespace strata::models {
+
+nn::StackOptions stack_options(const ModelConfig& config, std::int64_t layers);
+
+// BART's initialisation: N(0, 0.02) for linear and embedding weights, zero biases, zero
+// padding embedding; LayerNorm at (1, 0).
+void init_weights(torch::nn::Module& model, std::int64_t pad_id);
+
+}  // namespace strata::models

@@ -1,0 +1,47 @@
+#pragma once
+// The encoder-decoder (BART-like): shared token embeddings, learned positions, post- or
+// pre-LayerNorm layers, output projection tied to the embeddings unless configured apart.
+// Parameter names follow HF BART without its "model." prefix (shared, encoder.layers.0...,
+// decoder.layers.0.encoder_attn..., lm_head when untied).
+#include <torch/nn/module.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+
+#include "strata/models/model_config.h"
+#include "strata/nn/kv_cache.h"
+#include "strata/nn/transformer_stack.h"
+
+namespace strata::models {
+
+struct EncoderOutput {
+  at::Tensor hidden;   // [B, Ls, d]
+  at::Tensor padding;  // [B, Ls] bool, true = real token
+};
+
+class Seq2SeqImpl : public torch::nn::Module {
+ public:
+  explicit Seq2SeqImpl(const ModelConfig& config);
+
+  // source: [B, Ls] int64; padding: [B, Ls] bool (true = real), or undefined for none.
+  EncoderOutput encode(const at::Tensor& source, const at::Tensor& padding);
+  // Decoder hidden states [B, T, d] for decoder inputs [B, T]. With a cache, `inputs` are
+  // the new positions only and the cache is advanced.
+  at::Tensor decode(const at::Tensor& inputs, const EncoderOutput& encoded, nn::KvCache* cache = nullptr);
+  at::Tensor logits(const at::Tensor& hidden);  // [.., d] -> [.., V]
+  // Teacher-forced logits [B, T, V].
+  at::Tensor forward(const at::Tensor& source, const at::Tensor& padding, const at::Tensor& decoder_inputs);
+
+  nn::KvCache new_cache() const { return nn::KvCache(config_.decoder_layers); }
+  const ModelConfig& config() const { return config_; }
+
+  torch::nn::Embedding shared{nullptr};
+  nn::TransformerEncoder encoder{nullptr};
+  nn::TransformerDecoder decoder{nullptr};
+  torch::nn::Linear lm_head{nullptr};  // only when embeddings are not tied
+
+ private:
+  ModelConfig config_;
+};
+TORCH_MODULE(Seq2Seq);
+
+}  // namespace strata::models

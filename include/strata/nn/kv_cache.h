@@ -1,0 +1,27 @@
+#pragma once
+// Keys and values kept between decoding steps: per decoder layer, the self-attention keys
+// and values of every position so far (growing by one step each call) and the
+// cross-attention keys and values of the encoder output (computed once).
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace strata::nn {
+
+struct LayerKvCache {
+  at::Tensor self_k, self_v;    // [B, H, T, Dh], T = steps so far; undefined before step 1
+  at::Tensor cross_k, cross_v;  // [B, H, Ls, Dh]; undefined until the first step computes them
+};
+
+struct KvCache {
+  std::vector<LayerKvCache> layers;
+  std::int64_t length = 0;  // positions already cached (the next position to decode)
+
+  explicit KvCache(std::size_t num_layers = 0) : layers(num_layers) {}
+  // Keeps rows `index` ([N] int64) of every cached tensor, in that order: beam search's
+  // reordering after each step.
+  void reorder(const at::Tensor& index);
+};
+
+}  // namespace strata::nn

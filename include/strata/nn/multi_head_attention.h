@@ -1,0 +1,57 @@
+#pragma once
+// Multi-head attention with separate query/key/value/output projections (HF BART's names,
+// so pretrained weights load by name). The scaled dot product itself goes to the attention
+// engine (attn::attend) with the kernel the model's config names.
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "strata/attn/attention_call.h"
+#include "strata/nn/kv_cache.h"
+
+namespace strata::nn {
+
+// Extra keys and values placed before the keys proper (prefix-tuning's hook): [1 or B, H,
+// P, Dh] each, visible to every query.
+struct PrefixKv {
+  at::Tensor k, v;
+};
+
+struct AttentionOptions {
+  std::int64_t d_model = 256;
+  std::int64_t heads = 4;
+  double dropout = 0.0;  // on attention probabilities
+  attn::Kernel kernel = attn::Kernel::Reference;
+};
+
+class MultiHeadAttentionImpl : public torch::nn::Module {
+ public:
+  explicit MultiHeadAttentionImpl(const AttentionOptions& options);
+
+  // x: [B, L, d]. key_padding: [B, L] bool (true = real) or undefined. With a cache, this
+  // call's keys and values are appended to the cached ones and queries attend to all.
+  at::Tensor self_attention(const at::Tensor& x, const at::Tensor& key_padding, bool causal,
+                            LayerKvCache* cache = nullptr);
+  // x: [B, Lq, d] attends to memory [B, Lm, d]. With a cache, the memory's keys and values
+  // are computed on the first call and reused after.
+  at::Tensor cross_attention(const at::Tensor& x, const at::Tensor& memory,
+                             const at::Tensor& memory_padding, LayerKvCache* cache = nullptr);
+
+  void set_prefix(PrefixKv prefix) { prefix_ = std::move(prefix); }
+  void clear_prefix() { prefix_.reset(); }
+
+  torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
+
+ private:
+  at::Tensor split_heads(const at::Tensor& x) const;  // [B, L, d] -> [B, H, L, Dh]
+  at::Tensor attend(const at::Tensor& x, at::Tensor k, at::Tensor v, const at::Tensor& key_padding,
+                    bool causal, std::int64_t query_offset);
+
+  AttentionOptions options_;
+  std::optional<PrefixKv> prefix_;
+};
+TORCH_MODULE(MultiHeadAttention);
+
+}  // namespace strata::nn

@@ -1,0 +1,64 @@
+#pragma once
+// Encoder and decoder layers: attention + feed-forward, each in a residual block with
+// LayerNorm after (post-norm, BART) or before (pre-norm, GPT-2). Parameter names follow HF
+// BART (self_attn, self_attn_layer_norm, encoder_attn, encoder_attn_layer_norm, fc1, fc2,
+// final_layer_norm).
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+
+#include <string>
+
+#include "strata/nn/kv_cache.h"
+#include "strata/nn/multi_head_attention.h"
+
+namespace strata::nn {
+
+struct LayerOptions {
+  AttentionOptions attention;
+  std::int64_t d_ff = 1024;
+  double dropout = 0.1;             // on each residual branch
+  double activation_dropout = 0.0;  // after the activation
+  bool pre_norm = false;
+  std::string activation = "gelu";  // "gelu" or "relu"
+};
+
+// fc2(dropout(act(fc1(x)))), the position-wise feed-forward block.
+at::Tensor feed_forward(const at::Tensor& x, torch::nn::Linear& fc1, torch::nn::Linear& fc2,
+                        const LayerOptions& options, bool training);
+
+class EncoderLayerImpl : public torch::nn::Module {
+ public:
+  explicit EncoderLayerImpl(const LayerOptions& options);
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& padding);
+
+  MultiHeadAttention self_attn{nullptr};
+  torch::nn::LayerNorm self_attn_layer_norm{nullptr}, final_layer_norm{nullptr};
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+
+ private:
+  LayerOptions options_;
+};
+TORCH_MODULE(EncoderLayer);
+
+// A causal self-attention block, then (when built with cross-attention) attention to the
+// encoder's output, then the feed-forward block.
+class DecoderLayerImpl : public torch::nn::Module {
+ public:
+  DecoderLayerImpl(const LayerOptions& options, bool cross_attention);
+  // memory / memory_padding: the encoder output and its padding (undefined without
+  // cross-attention). padding: [B, L] for the decoder's own keys, or undefined.
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& padding, const at::Tensor& memory,
+                     const at::Tensor& memory_padding, LayerKvCache* cache);
+
+  MultiHeadAttention self_attn{nullptr}, encoder_attn{nullptr};
+  torch::nn::LayerNorm self_attn_layer_norm{nullptr}, encoder_attn_layer_norm{nullptr},
+      final_layer_norm{nullptr};
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+
+ private:
+  LayerOptions options_;
+};
+TORCH_MODULE(DecoderLayer);
+
+}  // namespace strata::nn

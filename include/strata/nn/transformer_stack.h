@@ -1,0 +1,59 @@
+#pragma once
+// Encoder and decoder stacks: token embeddings (shared, owned by the model) plus learned
+// positions, then the layers. One extra LayerNorm per stack: on the embeddings for post-norm
+// (BART's layernorm_embedding), on the output for pre-norm (GPT-2's final norm, here
+// layer_norm), so both variants train stably.
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/normalization.h>
+
+#include "strata/nn/kv_cache.h"
+#include "strata/nn/transformer_layers.h"
+
+namespace strata::nn {
+
+struct StackOptions {
+  LayerOptions layer;
+  std::int64_t layers = 3;
+  std::int64_t max_positions = 1024;
+};
+
+class TransformerEncoderImpl : public torch::nn::Module {
+ public:
+  TransformerEncoderImpl(const StackOptions& options, torch::nn::Embedding embed_tokens);
+  // ids, padding: [B, L] (padding true = real token). Returns [B, L, d].
+  at::Tensor forward(const at::Tensor& ids, const at::Tensor& padding);
+
+  torch::nn::Embedding embed_tokens{nullptr}, embed_positions{nullptr};
+  torch::nn::LayerNorm layernorm_embedding{nullptr}, layer_norm{nullptr};
+  torch::nn::ModuleList layers{nullptr};
+
+ private:
+  StackOptions options_;
+};
+TORCH_MODULE(TransformerEncoder);
+
+class TransformerDecoderImpl : public torch::nn::Module {
+ public:
+  TransformerDecoderImpl(const StackOptions& options, torch::nn::Embedding embed_tokens,
+                         bool cross_attention);
+  // ids: [B, T] (the new tokens only when a cache holds the earlier ones; positions continue
+  // from cache->length, which this call advances). padding: [B, T] or undefined.
+  // memory / memory_padding: encoder output and padding, undefined without cross-attention.
+  // Returns [B, T, d].
+  at::Tensor forward(const at::Tensor& ids, const at::Tensor& padding, const at::Tensor& memory,
+                     const at::Tensor& memory_padding, KvCache* cache = nullptr);
+
+  std::int64_t num_layers() const { return options_.layers; }
+
+  torch::nn::Embedding embed_tokens{nullptr}, embed_positions{nullptr};
+  torch::nn::LayerNorm layernorm_embedding{nullptr}, layer_norm{nullptr};
+  torch::nn::ModuleList layers{nullptr};
+
+ private:
+  StackOptions options_;
+};
+TORCH_MODULE(TransformerDecoder);
+
+}  // namespace strata::nn

@@ -1,0 +1,51 @@
+#pragma once
+// The settings of a training run: the sections model / data / train / decode of
+// `strata train --config FILE.toml`, their defaults and help, and typed views of each.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "strata/core/config.h"
+#include "strata/data/seq2seq_examples.h"
+#include "strata/decode/generation_options.h"
+#include "strata/train/lr_schedule.h"
+
+namespace strata::train {
+
+// Every key a run knows, with its default and a line of help.
+ConfigSchema run_schema();
+
+struct DataOptions {
+  std::filesystem::path train, valid, test;  // JSONL datasets (LM: text files too); valid/test may be empty
+  std::filesystem::path tokenizer;           // a strata tokenizer directory
+  TruncationOptions truncation;
+  std::size_t block_size = 256;              // language models: tokens per chunk
+};
+
+struct TrainOptions {
+  std::uint64_t seed = 1;
+  std::int64_t max_steps = 1000;
+  std::int64_t max_epochs = 0;     // 0 = no limit
+  double max_minutes = 0;          // 0 = no limit; stops after the first step past it
+  LrSchedule schedule;
+  double weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double clip_norm = 1.0;          // 0 = no clipping
+  std::int64_t accumulation = 1;   // batches per update
+  double label_smoothing = 0.1;
+  std::size_t max_tokens = 4096;   // per batch: rows × longest example
+  std::int64_t log_every = 10;
+  std::int64_t eval_every = 200;
+  std::int64_t eval_docs = 100;    // validation documents decoded for ROUGE at each evaluation
+  std::int64_t keep_checkpoints = 2;
+  std::int64_t patience = 0;       // evaluations without improvement before stopping; 0 = off
+  std::string metric = "valid_loss";  // early stopping and "best": valid_loss or a ROUGE key
+  std::vector<std::string> freeze;    // parameter-name glob patterns
+  std::int64_t threads = 0;           // 0 = every core
+};
+
+DataOptions data_options(const Config& config);
+TrainOptions train_options(const Config& config);
+decode::GenerationOptions generation_options(const Config& config);
+
+}  // namespace strata::train

@@ -1,0 +1,43 @@
+#pragma once
+// What the trainer needs from a kind of training (summarisation, language modelling, ...):
+// the model, the cost of each example (for token-budget batches), the loss of a batch, and
+// any metrics beyond the validation loss.
+#include <ATen/core/Tensor.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace torch::nn {
+class Module;
+}
+
+namespace strata::train {
+
+enum class Split { Train, Valid };
+
+struct BatchLoss {
+  at::Tensor loss_sum;         // summed over the labelled tokens
+  std::int64_t labels = 0;     // labelled tokens (the loss is averaged over these)
+  std::int64_t tokens = 0;     // all real tokens read (inputs + targets), for tokens/s
+};
+
+class TrainTask {
+ public:
+  virtual ~TrainTask() = default;
+  virtual torch::nn::Module& model() = 0;
+  // Per example of the split, its padded cost in tokens; empty when the split is absent.
+  virtual const std::vector<std::size_t>& costs(Split split) const = 0;
+  virtual BatchLoss loss(Split split, std::span<const std::size_t> rows, double label_smoothing) = 0;
+  // Metrics computed at each evaluation besides the validation loss (ROUGE for summarisers),
+  // on at most `documents` validation examples. The model is in eval mode, without grad.
+  virtual std::map<std::string, double> extra_metrics(std::int64_t documents) { return {}; }
+};
+
+// Summed token cross-entropy of logits [.., V] against labels [..] (-100 = ignored).
+at::Tensor token_loss_sum(const at::Tensor& logits, const at::Tensor& labels, double label_smoothing);
+
+}  // namespace strata::train

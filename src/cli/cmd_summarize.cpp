@@ -1,0 +1,190 @@
+// strata summarize: summaries of documents with a trained seq2seq model.
+// strata eval summarize: decode a test set and report ROUGE with bootstrap intervals.
+#include <torch/torch.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "generation_flags.h"
+#include "rouge_report.h"
+#include "strata/core/error.h"
+#include "strata/core/files.h"
+#include "strata/core/progress.h"
+#include "strata/data/seq2seq_examples.h"
+#include "strata/decode/summarize.h"
+#include "strata/doc/dataset.h"
+#include "strata/doc/parse.h"
+#include "strata/train/model_dir.h"
+#include "strata/train/run_config.h"
+
+namespace strata::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The truncation the model was trained with, so inputs are cut the same way.
+TruncationOptions truncation_of(const train::LoadedModel& model) {
+  return train::data_options(model.run).truncation;
+}
+
+// Documents of the input: every line of a JSONL dataset, or one Markdown / man / plain text
+// document, the format detected by name, then content.
+std::vector<Document> read_inputs(const fs::path& path) {
+  std::vector<Document> documents;
+  const DocFormat format = detect_format(path, read_maybe_gzip(path));
+  if (format == DocFormat::Jsonl) {
+    DatasetReader reader(path);
+    Document d;
+    while (reader.next(d)) documents.push_back(std::move(d));
+  } else {
+    documents.push_back(read_document(path, format));
+  }
+  if (documents.empty()) throw Error(path.string() + ": no documents to summarize");
+  return documents;
+}
+
+// "-": standard input, through a temporary file so that detection and parsing are the same.
+std::vector<Document> read_inputs(const std::string& input) {
+  if (input != "-") return read_inputs(fs::path(input));
+  const fs::path temp = fs::temp_directory_path() / ("strata-stdin-" + std::to_string(::getpid()));
+  write_file_atomic(temp, std::string(std::istreambuf_iterator<char>(std::cin), {}));
+  std::vector<Document> documents;
+  try {
+    documents = read_inputs(temp);
+  } catch (...) {
+    fs::remove(temp);
+    throw;
+  }
+  fs::remove(temp);
+  for (Document& d : documents)
+    if (d.id == temp.filename().string()) d.id = "stdin";
+  return documents;
+}
+
+std::vector<Seq2SeqExample> examples_of(const std::vector<Document>& documents, const Tokenizer& tokenizer,
+                                        const TruncationOptions& truncation) {
+  std::vector<Seq2SeqExample> examples;
+  examples.reserve(documents.size());
+  for (const Document& d : documents) {
+    if (d.empty()) throw Error(d.id + ": the document has no text to summarize");
+    Document without_summary = d;
+    without_summary.summary = "x";  // the target is not used; make_seq2seq_example needs one
+    examples.push_back(make_seq2seq_example(without_summary, tokenizer, truncation));
+    examples.back().reference = d.summary;
+  }
+  return examples;
+}
+
+struct SummarizeFlags {
+  std::string model;
+  std::string input = "-";
+  std::string out;
+  std::shared_ptr<GenerationFlags> generation;
+};
+
+void run_summarize(const SummarizeFlags& flags) {
+  train::LoadedModel info;
+  models::Seq2Seq model = train::load_seq2seq(flags.model, info);
+  decode::SummarizeOptions options;
+  options.generation = generation_for(*flags.generation, info);
+  options.use_cache = !flags.generation->no_cache;
+  const std::vector<Document> documents = read_inputs(flags.input);
+  const std::vector<Seq2SeqExample> examples = examples_of(documents, *info.tokenizer, truncation_of(info));
+  Progress progress("summarize", examples.size(), "docs", examples.size() < 20);
+  const std::vector<std::string> summaries = decode::summarize(model, *info.tokenizer, examples, options, &progress);
+  progress.finish();
+  if (flags.out.empty() && documents.size() == 1) {
+    std::printf("%s\n", summaries[0].c_str());
+    return;
+  }
+  std::string lines;
+  for (std::size_t i = 0; i < summaries.size(); ++i)
+    lines += nlohmann::json{{"id", documents[i].id}, {"prediction", summaries[i]}}.dump() + "\n";
+  if (flags.out.empty()) {
+    std::fputs(lines.c_str(), stdout);
+  } else {
+    write_file_atomic(flags.out, lines);
+  }
+}
+
+struct EvalFlags {
+  std::string model;
+  std::string data;
+  std::string out;
+  std::size_t limit = 0;
+  std::size_t examples = 3;
+  std::shared_ptr<GenerationFlags> generation;
+};
+
+void run_eval_summarize(const EvalFlags& flags) {
+  train::LoadedModel info;
+  models::Seq2Seq model = train::load_seq2seq(flags.model, info);
+  decode::SummarizeOptions options;
+  options.generation = generation_for(*flags.generation, info);
+  options.use_cache = !flags.generation->no_cache;
+  std::vector<Seq2SeqExample> examples = load_seq2seq_examples(flags.data, *info.tokenizer, truncation_of(info), true);
+  if (flags.limit > 0 && examples.size() > flags.limit) examples.resize(flags.limit);
+  Progress progress("summarize", examples.size(), "docs");
+  const std::vector<std::string> predictions = decode::summarize(model, *info.tokenizer, examples, options, &progress);
+  progress.finish();
+
+  std::vector<std::string> references;
+  for (const Seq2SeqExample& e : examples) references.push_back(e.reference);
+  const RougeScorer scorer({"rouge1", "rouge2", "rougeL", "rougeLsum"}, /*use_stemmer=*/true);
+  const RougeReport report = rouge_report(scorer, references, predictions, BootstrapOptions{});
+
+  const fs::path out = flags.out.empty() ? info.checkpoint / ("eval-" + fs::path(flags.data).stem().string()) : fs::path(flags.out);
+  fs::create_directories(out);
+  std::string lines;
+  for (std::size_t i = 0; i < examples.size(); ++i)
+    lines += nlohmann::ordered_json{{"id", examples[i].id}, {"prediction", predictions[i]}, {"reference", references[i]}}.dump() + "\n";
+  write_file_atomic(out / "predictions.jsonl", lines);
+  nlohmann::ordered_json summary = rouge_report_json(report);
+  summary["model"] = info.checkpoint.string();
+  summary["data"] = flags.data;
+  summary["beam_size"] = options.generation.beam_size;
+  write_file_atomic(out / "rouge.json", summary.dump(2) + "\n");
+
+  print_rouge_table(report);
+  for (std::size_t i = 0; i < std::min(flags.examples, examples.size()); ++i)
+    std::printf("\n[%s]\n  reference:  %s\n  prediction: %s\n", examples[i].id.c_str(), references[i].c_str(),
+                predictions[i].c_str());
+  std::printf("\npredictions and scores in %s\n", out.string().c_str());
+}
+
+}  // namespace
+
+void register_summarize(CLI::App& app) {
+  CLI::App* sub = app.add_subcommand("summarize", "Summarize documents (Markdown, man, plain text or JSONL) with a trained model");
+  auto flags = std::make_shared<SummarizeFlags>();
+  sub->add_option("--model", flags->model, "run directory (its best checkpoint) or checkpoint directory")->required();
+  sub->add_option("--input", flags->input, "a document or a JSONL dataset; - reads standard input")->capture_default_str();
+  sub->add_option("--out", flags->out, "write {id, prediction} JSON lines here instead of standard output");
+  flags->generation = add_generation_flags(sub);
+  on_run(sub, [flags] { run_summarize(*flags); });
+}
+
+void register_eval_summarize(CLI::App& eval) {
+  CLI::App* sub = eval.add_subcommand("summarize", "Decode a test set with a model and report ROUGE with bootstrap intervals");
+  auto flags = std::make_shared<EvalFlags>();
+  sub->add_option("--model", flags->model, "run directory (its best checkpoint) or checkpoint directory")->required();
+  sub->add_option("--data", flags->data, "JSONL dataset with reference summaries")->required();
+  sub->add_option("--out", flags->out, "directory for predictions.jsonl and rouge.json (default: beside the checkpoint)");
+  sub->add_option("--limit", flags->limit, "score only the first N documents");
+  sub->add_option("--show", flags->examples, "example summaries to print")->capture_default_str();
+  flags->generation = add_generation_flags(sub);
+  on_run(sub, [flags] { run_eval_summarize(*flags); });
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,158 @@
+// strata train / strata lm train: a run from a TOML config with key=value overrides.
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "strata/core/config.h"
+#include "strata/core/error.h"
+#include "strata/core/files.h"
+#include "strata/data/lm_examples.h"
+#include "strata/data/seq2seq_examples.h"
+#include "strata/models/causal_lm.h"
+#include "strata/models/seq2seq.h"
+#include "strata/text/tokenizer.h"
+#include "strata/train/freeze.h"
+#include "strata/train/lm_task.h"
+#include "strata/train/run_config.h"
+#include "strata/train/seq2seq_task.h"
+#include "strata/train/trainer.h"
+
+namespace strata::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TrainFlags {
+  std::string config;
+  std::string out;
+  std::vector<std::string> overrides;
+  bool resume = false;
+  bool print_config = false;
+  bool quiet = false;
+};
+
+Config effective_config(const TrainFlags& flags) {
+  Config config = flags.config.empty() ? Config() : Config::from_toml_file(flags.config);
+  for (const std::string& assignment : flags.overrides) config.apply_override(assignment);
+  config.validate(train::run_schema());
+  return config;
+}
+
+// The token ids the model needs, from the tokenizer that feeds it.
+models::ModelConfig model_config(const Config& config, const Tokenizer& tokenizer, const std::string& tokenizer_path) {
+  models::ModelConfig m = models::ModelConfig::from_config(config);
+  auto need = [&](std::optional<std::int32_t> id, const char* what) {
+    if (!id) throw Error(tokenizer_path + ": the tokenizer has no " + what + " token, which training needs");
+    return static_cast<std::int64_t>(*id);
+  };
+  m.vocab_size = tokenizer.vocab_size();
+  m.pad_id = need(tokenizer.pad_id(), "pad");
+  m.eos_id = need(tokenizer.eos_id(), "eos");
+  m.bos_id = need(tokenizer.bos_id(), "bos");
+  m.decoder_start_id = m.bos_id;
+  if (const auto sep = tokenizer.sep_id()) m.marker_id = *sep;
+  m.check();
+  return m;
+}
+
+void print_parameters(torch::nn::Module& model, const std::vector<std::string>& frozen) {
+  if (!frozen.empty()) std::printf("frozen: %zu parameter tensors\n", frozen.size());
+  std::printf("%s\n", train::describe_parameters(train::count_parameters(model)).c_str());
+}
+
+std::unique_ptr<train::TrainTask> make_task(const Config& config, const models::ModelConfig& m,
+                                            const Tokenizer& tokenizer, bool quiet) {
+  const train::DataOptions data = train::data_options(config);
+  if (data.train.empty()) throw Error("data.train: no training set given");
+  if (m.architecture == models::Architecture::Seq2Seq) {
+    std::vector<Seq2SeqExample> train_set = load_seq2seq_examples(data.train, tokenizer, data.truncation, !quiet);
+    std::vector<Seq2SeqExample> valid_set;
+    if (!data.valid.empty()) valid_set = load_seq2seq_examples(data.valid, tokenizer, data.truncation, !quiet);
+    std::printf("data: %zu training and %zu validation documents\n", train_set.size(), valid_set.size());
+    return std::make_unique<train::Seq2SeqTask>(models::Seq2Seq(m), tokenizer, std::move(train_set),
+                                                std::move(valid_set), config.get<std::int64_t>("decode.max_length"));
+  }
+  if (m.architecture == models::Architecture::CausalLm) {
+    train::TokenBlocks train_set = load_lm_chunks({data.train}, tokenizer, data.block_size, !quiet);
+    train::TokenBlocks valid_set;
+    if (!data.valid.empty()) valid_set = load_lm_chunks({data.valid}, tokenizer, data.block_size, !quiet);
+    std::printf("data: %zu training and %zu validation blocks of %zu tokens\n", train_set.size(), valid_set.size(),
+                data.block_size);
+    return std::make_unique<train::LmTask>(models::CausalLm(m), std::move(train_set), std::move(valid_set));
+  }
+  throw Error("model.architecture: 'encoder' models have no training task of their own yet; "
+              "train a seq2seq or causal_lm model");
+}
+
+void run_train(const TrainFlags& flags, std::optional<models::Architecture> required) {
+  const Config config = effective_config(flags);
+  if (flags.print_config) {
+    std::printf("%s", config.to_toml().c_str());
+    return;
+  }
+  const train::TrainOptions options = train::train_options(config);
+  const fs::path tokenizer_path = config.get<std::string>("data.tokenizer");
+  if (tokenizer_path.empty()) throw Error("data.tokenizer: no tokenizer given (make one with `strata tokenizer train`)");
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(tokenizer_path);
+  const models::ModelConfig m = model_config(config, *tokenizer, tokenizer_path.string());
+  if (required && m.architecture != *required)
+    throw Error("model.architecture: this command trains " + models::architecture_name(*required) + " models, the config says " +
+                models::architecture_name(m.architecture));
+  if (flags.out.empty()) throw Error("--out: give the run directory");
+  const fs::path run_dir = flags.out;
+  if (!flags.resume && fs::exists(run_dir / "checkpoints"))
+    throw Error(run_dir.string() + " already holds a run: pass --resume to continue it, or choose another --out");
+
+  torch::manual_seed(options.seed);  // initial weights
+  std::unique_ptr<train::TrainTask> task = make_task(config, m, *tokenizer, flags.quiet);
+  const std::vector<std::string> frozen = train::freeze(task->model(), options.freeze);
+  print_parameters(task->model(), frozen);
+
+  fs::create_directories(run_dir);
+  write_file_atomic(run_dir / "config.toml", config.to_toml());
+  train::RunInfo run{run_dir, m.to_json(), config.to_json(), tokenizer_path, flags.resume, flags.quiet};
+  const train::TrainResult result = train::run_training(*task, options, run);
+  std::printf("stopped after %lld steps (%s); last checkpoint %s\n", static_cast<long long>(result.steps),
+              result.stop_reason.c_str(), result.last_checkpoint.string().c_str());
+  if (result.best_metric)
+    std::printf("best %s %.4f at step %lld\n", options.metric.c_str(), *result.best_metric,
+                static_cast<long long>(*result.best_step));
+  std::printf("metrics: %s (draw them with `strata plot %s`)\n", (run_dir / "metrics.jsonl").string().c_str(),
+              run_dir.string().c_str());
+  if (result.stop_reason == "interrupted") throw ExitCode(130);
+}
+
+std::shared_ptr<TrainFlags> add_train_flags(CLI::App* sub) {
+  auto flags = std::make_shared<TrainFlags>();
+  sub->add_option("--config", flags->config, "TOML file with [model], [data], [train] and [decode] sections");
+  sub->add_option("--out", flags->out, "run directory: checkpoints, metrics.jsonl, config.toml");
+  sub->add_flag("--resume", flags->resume, "continue the run in --out from its latest checkpoint");
+  sub->add_flag("--print-config", flags->print_config, "print the effective config (defaults filled in) and exit");
+  sub->add_flag("--quiet", flags->quiet, "no progress bars");
+  sub->add_option("overrides", flags->overrides, "key=value settings that override the file, e.g. train.max_steps=500");
+  return flags;
+}
+
+}  // namespace
+
+void register_train(CLI::App& app) {
+  CLI::App* sub = app.add_subcommand("train", "Train a model (seq2seq summariser or causal LM) from a TOML config");
+  auto flags = add_train_flags(sub);
+  on_run(sub, [flags] { run_train(*flags, std::nullopt); });
+}
+
+void register_lm_train(CLI::App& lm) {
+  CLI::App* sub = lm.add_subcommand("train", "Train a causal language model (model.architecture = causal_lm)");
+  auto flags = add_train_flags(sub);
+  on_run(sub, [flags] { run_train(*flags, models::Architecture::CausalLm); });
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,120 @@
+#include "strata/data/lm_examples.h"
+
+#include <algorithm>
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "strata/core/diagnostics.h"
+#include "strata/core/error.h"
+#include "strata/core/progress.h"
+#include "strata/doc/dataset.h"
+#include "strata/doc/parse.h"
+#include "strata/text/tokenizer.h"
+
+namespace strata {
+
+namespace {
+
+constexpr std::size_t kReadBatch = 1024;  // documents read before each parallel tokenization
+
+std::int32_t require_eos(const Tokenizer& tokenizer) {
+  const std::optional<std::int32_t> eos = tokenizer.eos_id();
+  if (!eos)
+    throw Error(fmt::format("language-model data needs a tokenizer with an eos token; this {} "
+                            "tokenizer has none",
+                            tokenizer.kind()));
+  return *eos;
+}
+
+void check_block_size(std::size_t block_size) {
+  if (block_size < 2) throw Error("language-model data: block_size must be at least 2");
+}
+
+}  // namespace
+
+std::vector<std::int32_t> lm_token_stream(std::span<const Document> documents,
+                                          const Tokenizer& tokenizer) {
+  const std::int32_t eos = require_eos(tokenizer);
+  std::vector<std::vector<std::int32_t>> encoded(documents.size());
+  std::exception_ptr failure;  // an exception must not leave the parallel region
+#pragma omp parallel for schedule(dynamic, 4)
+  for (std::size_t i = 0; i < documents.size(); ++i) {
+    try {
+      if (!documents[i].empty()) encoded[i] = tokenizer.encode(documents[i].text);
+    } catch (...) {
+#pragma omp critical
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+  std::vector<std::int32_t> stream;
+  for (std::size_t i = 0; i < documents.size(); ++i) {
+    if (documents[i].empty()) continue;
+    stream.insert(stream.end(), encoded[i].begin(), encoded[i].end());
+    stream.push_back(eos);
+  }
+  return stream;
+}
+
+std::vector<std::vector<std::int32_t>> make_lm_chunks(std::span<const std::int32_t> stream,
+                                                      std::size_t block_size) {
+  check_block_size(block_size);
+  std::vector<std::vector<std::int32_t>> chunks;
+  for (std::size_t begin = 0; begin < stream.size(); begin += block_size) {
+    const std::size_t end = std::min(stream.size(), begin + block_size);
+    if (end - begin < 2) break;
+    chunks.emplace_back(stream.begin() + begin, stream.begin() + end);
+  }
+  return chunks;
+}
+
+std::vector<std::vector<std::int32_t>> load_lm_chunks(
+    const std::vector<std::filesystem::path>& inputs, const Tokenizer& tokenizer,
+    std::size_t block_size, bool show_progress) {
+  check_block_size(block_size);
+  require_eos(tokenizer);
+  if (inputs.empty()) throw Error("language-model data: no input files");
+  Progress progress("documents", 0, "documents", !show_progress);
+  std::vector<std::int32_t> stream;
+  std::vector<Document> batch;
+  std::size_t empty = 0;
+  const auto flush = [&] {
+    const std::vector<std::int32_t> tokens = lm_token_stream(batch, tokenizer);
+    stream.insert(stream.end(), tokens.begin(), tokens.end());
+    progress.add(batch.size());
+    batch.clear();
+  };
+  const auto add = [&](Document document) {
+    if (document.empty()) {
+      ++empty;
+      progress.add();
+      return;
+    }
+    batch.push_back(std::move(document));
+    if (batch.size() == kReadBatch) flush();
+  };
+
+  for (const std::filesystem::path& input : inputs) {
+    if (detect_format(input, {}) == DocFormat::Jsonl) {
+      DatasetReader reader(input);
+      Document document;
+      while (reader.next(document)) add(std::move(document));
+    } else {
+      add(read_document(input));
+    }
+  }
+  flush();
+  progress.finish();
+
+  std::vector<std::vector<std::int32_t>> chunks = make_lm_chunks(stream, block_size);
+  if (chunks.empty())
+    throw Error(fmt::format("{}: too little text for a block of 2 tokens",
+                            inputs.size() == 1 ? inputs.front().string() : "the inputs"));
+  if (empty > 0)
+    warn(fmt::format("language-model data: skipped {} document{} with no text", empty,
+                     empty == 1 ? "" : "s"));
+  return chunks;
+}
+
+}  // namespace strata

@@ -1,0 +1,55 @@
+#include "strata/decode/model_steppers.h"
+
+#include <torch/torch.h>
+
+namespace strata::decode {
+
+Seq2SeqStepper::Seq2SeqStepper(models::Seq2Seq model, models::EncoderOutput encoded, bool use_cache)
+    : model_(std::move(model)),
+      encoded_(std::move(encoded)),
+      use_cache_(use_cache),
+      rows_(encoded_.hidden.size(0)),
+      cache_(model_->new_cache()) {}
+
+at::Tensor Seq2SeqStepper::step(const at::Tensor& tokens) {
+  const at::Tensor column = tokens.to(torch::kInt64).view({-1, 1});
+  at::Tensor hidden;
+  if (use_cache_) {
+    hidden = model_->decode(column, encoded_, &cache_);
+    // The cache now holds the encoder output's keys and values: the hidden states are no
+    // longer read, so stop reordering them each step.
+    encoded_.hidden = at::Tensor();
+  } else {
+    history_ = history_.defined() ? torch::cat({history_, column}, 1) : column;
+    hidden = model_->decode(history_, encoded_).narrow(1, -1, 1);
+  }
+  return torch::log_softmax(model_->logits(hidden.squeeze(1)), -1);
+}
+
+void Seq2SeqStepper::reorder(const at::Tensor& index) {
+  if (encoded_.hidden.defined()) encoded_.hidden = encoded_.hidden.index_select(0, index);
+  if (encoded_.padding.defined()) encoded_.padding = encoded_.padding.index_select(0, index);
+  if (history_.defined()) history_ = history_.index_select(0, index);
+  cache_.reorder(index);
+  rows_ = index.size(0);
+}
+
+CausalLmStepper::CausalLmStepper(models::CausalLm model, const at::Tensor& prompts, bool use_cache)
+    : model_(std::move(model)), use_cache_(use_cache), cache_(model_->new_cache()) {
+  history_ = prompts.to(torch::kInt64).narrow(1, 0, prompts.size(1) - 1);
+  if (use_cache_ && history_.size(1) > 0) model_->forward(history_, &cache_);
+}
+
+at::Tensor CausalLmStepper::step(const at::Tensor& tokens) {
+  const at::Tensor column = tokens.to(torch::kInt64).view({-1, 1});
+  history_ = torch::cat({history_, column}, 1);
+  const at::Tensor logits = use_cache_ ? model_->forward(column, &cache_) : model_->forward(history_);
+  return torch::log_softmax(logits.select(1, -1), -1);
+}
+
+void CausalLmStepper::reorder(const at::Tensor& index) {
+  history_ = history_.index_select(0, index);
+  cache_.reorder(index);
+}
+
+}  // namespace strata::decode

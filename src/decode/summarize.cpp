@@ -1,0 +1,68 @@
+#include "strata/decode/summarize.h"
+
+#include <torch/torch.h>
+
+#include "strata/core/progress.h"
+#include "strata/data/token_batches.h"
+#include "strata/decode/generate.h"
+#include "strata/decode/model_steppers.h"
+#include "strata/models/collate.h"
+#include "strata/text/tokenizer.h"
+
+namespace strata::decode {
+
+namespace {
+
+// Drops the special tokens (eos, pad, ...) a generated sequence may hold before detokenizing.
+std::string detokenize(const Tokenizer& tokenizer, const std::vector<std::int64_t>& tokens,
+                       const models::ModelConfig& config) {
+  std::vector<std::int32_t> ids;
+  for (const std::int64_t t : tokens) {
+    if (t == config.eos_id) break;
+    if (t == config.pad_id || t == config.bos_id || t == config.decoder_start_id) continue;
+    ids.push_back(static_cast<std::int32_t>(t));
+  }
+  return tokenizer.decode(ids);
+}
+
+}  // namespace
+
+GenerationOptions with_model_tokens(GenerationOptions options, const models::ModelConfig& config) {
+  options.start_id = config.decoder_start_id;
+  options.eos_id = config.eos_id;
+  options.pad_id = config.pad_id;
+  return options;
+}
+
+std::vector<std::string> summarize(models::Seq2Seq& model, const Tokenizer& tokenizer,
+                                   std::span<const Seq2SeqExample> examples,
+                                   const SummarizeOptions& options, Progress* progress) {
+  const models::ModelConfig& config = model->config();
+  const GenerationOptions generation = with_model_tokens(options.generation, config);
+  generation.check();
+  std::vector<std::size_t> lengths;
+  lengths.reserve(examples.size());
+  for (const Seq2SeqExample& e : examples) lengths.push_back(e.source.size());
+  BatchPlanOptions plan_options;
+  plan_options.max_tokens = options.max_source_tokens_per_batch;
+  plan_options.shuffle = false;
+  const BatchPlan plan = plan_batches(lengths, plan_options, 0);
+
+  const bool was_training = model->is_training();
+  model->eval();
+  torch::NoGradGuard no_grad;
+  std::vector<std::string> summaries(examples.size());
+  for (const std::vector<std::size_t>& rows : plan) {
+    const models::Seq2SeqBatch batch = models::collate_seq2seq(examples, rows, config.pad_id,
+                                                               config.decoder_start_id, /*with_targets=*/false);
+    Seq2SeqStepper stepper(model, model->encode(batch.source, batch.source_padding), options.use_cache);
+    const Sequences sequences = generate(stepper, generation);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      summaries[rows[i]] = detokenize(tokenizer, sequences[i], config);
+    if (progress) progress->add(rows.size());
+  }
+  model->train(was_training);
+  return summaries;
+}
+
+}  // namespace strata::decode

@@ -1,0 +1,28 @@
+#include "strata/models/causal_lm.h"
+
+#include <torch/torch.h>
+
+#include "strata/core/error.h"
+#include "strata/models/model_layers.h"
+
+namespace strata::models {
+
+CausalLmImpl::CausalLmImpl(const ModelConfig& config) : config_(config) {
+  config.check();
+  if (config.architecture != Architecture::CausalLm)
+    throw Error("model.architecture: a causal_lm model was asked for, the config says '" +
+                architecture_name(config.architecture) + "'");
+  embed_tokens = register_module("embed_tokens", torch::nn::Embedding(config.vocab_size, config.d_model));
+  decoder = register_module("decoder", nn::TransformerDecoder(stack_options(config, config.decoder_layers),
+                                                              embed_tokens, /*cross_attention=*/false));
+  if (!config.tie_embeddings)
+    lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, config.vocab_size).bias(false)));
+  init_weights(*this, config.pad_id);
+}
+
+at::Tensor CausalLmImpl::forward(const at::Tensor& ids, nn::KvCache* cache) {
+  const at::Tensor hidden = decoder(ids, at::Tensor(), at::Tensor(), at::Tensor(), cache);
+  return lm_head ? lm_head(hidden) : torch::matmul(hidden, embed_tokens->weight.t());
+}
+
+}  // namespace strata::models

@@ -1,0 +1,44 @@
+#include "strata/models/encoder_model.h"
+
+#include <torch/torch.h>
+
+#include "strata/core/error.h"
+#include "strata/models/model_layers.h"
+
+namespace strata::models {
+
+EncoderModelImpl::EncoderModelImpl(const ModelConfig& config) : config_(config) {
+  config.check();
+  if (config.architecture != Architecture::Encoder)
+    throw Error("model.architecture: an encoder model was asked for, the config says '" +
+                architecture_name(config.architecture) + "'");
+  if (config.num_labels <= 0) throw Error("model.num_labels: must be positive");
+  embed_tokens = register_module("embed_tokens", torch::nn::Embedding(config.vocab_size, config.d_model));
+  encoder = register_module("encoder", nn::TransformerEncoder(stack_options(config, config.encoder_layers), embed_tokens));
+  classifier = register_module("classifier", torch::nn::Linear(config.d_model, config.num_labels));
+  init_weights(*this, config.pad_id);
+}
+
+at::Tensor EncoderModelImpl::encode(const at::Tensor& ids, const at::Tensor& padding) {
+  return encoder(ids, padding);
+}
+
+Classification EncoderModelImpl::forward(const at::Tensor& ids, const at::Tensor& padding) {
+  const at::Tensor hidden = torch::dropout(encode(ids, padding), config_.dropout, is_training());
+  switch (config_.head) {
+    case EncoderHead::Token:
+      return {classifier(hidden), {}};
+    case EncoderHead::Sequence:
+      return {classifier(hidden.select(1, 0)), {}};
+    case EncoderHead::Marker: {
+      at::Tensor is_marker = ids == config_.marker_id;
+      if (padding.defined()) is_marker = is_marker.logical_and(padding);
+      const at::Tensor positions = is_marker.nonzero();  // [M, 2], row-major order
+      const at::Tensor vectors = hidden.index({positions.select(1, 0), positions.select(1, 1)});
+      return {classifier(vectors), positions};
+    }
+  }
+  throw Error("encoder: unknown head");
+}
+
+}  // namespace strata::models

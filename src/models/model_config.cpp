@@ -1,0 +1,147 @@
+#include "strata/models/model_config.h"
+
+#include <type_traits>
+
+#include "strata/core/config.h"
+#include "strata/core/error.h"
+
+namespace strata::models {
+
+namespace {
+
+// Whether a field is set by users in [model] (true) or taken from the tokenizer when a run
+// starts (false); both are saved in config.json.
+enum class Origin { User, Tokenizer };
+
+// Every scalar field once, so JSON, the schema and the run config cannot drift apart.
+template <class C, class F>
+void visit_fields(C& c, F&& f) {
+  f("vocab_size", c.vocab_size, Origin::Tokenizer, "token vocabulary size");
+  f("d_model", c.d_model, Origin::User, "hidden size");
+  f("heads", c.heads, Origin::User, "attention heads per layer (must divide d_model)");
+  f("d_ff", c.d_ff, Origin::User, "feed-forward inner size");
+  f("encoder_layers", c.encoder_layers, Origin::User, "encoder layers (seq2seq, encoder)");
+  f("decoder_layers", c.decoder_layers, Origin::User, "decoder layers (seq2seq, causal_lm)");
+  f("max_positions", c.max_positions, Origin::User, "learned positions: the longest input");
+  f("dropout", c.dropout, Origin::User, "dropout on embeddings and residual branches");
+  f("attention_dropout", c.attention_dropout, Origin::User, "dropout on attention probabilities");
+  f("activation_dropout", c.activation_dropout, Origin::User, "dropout after the FFN activation");
+  f("pre_norm", c.pre_norm, Origin::User, "LayerNorm before each block (GPT-2) instead of after (BART)");
+  f("tie_embeddings", c.tie_embeddings, Origin::User, "output projection shares the token embedding");
+  f("activation", c.activation, Origin::User, "FFN activation: gelu or relu");
+  f("attention_kernel", c.attention_kernel, Origin::User, "attention kernel: reference");
+  f("num_labels", c.num_labels, Origin::User, "encoder: classes of the classification head");
+  f("marker_id", c.marker_id, Origin::Tokenizer, "encoder marker head: the marker token id");
+  f("pad_id", c.pad_id, Origin::Tokenizer, "padding token id");
+  f("bos_id", c.bos_id, Origin::Tokenizer, "start-of-sequence token id");
+  f("eos_id", c.eos_id, Origin::Tokenizer, "end-of-sequence token id");
+  f("decoder_start_id", c.decoder_start_id, Origin::Tokenizer, "seq2seq: first decoder input");
+}
+
+Architecture parse_architecture(const std::string& name, const std::string& where) {
+  if (name == "seq2seq") return Architecture::Seq2Seq;
+  if (name == "causal_lm") return Architecture::CausalLm;
+  if (name == "encoder") return Architecture::Encoder;
+  throw Error(where + ": unknown architecture '" + name + "' (known: seq2seq, causal_lm, encoder)");
+}
+
+EncoderHead parse_head(const std::string& name, const std::string& where) {
+  if (name == "token") return EncoderHead::Token;
+  if (name == "marker") return EncoderHead::Marker;
+  if (name == "sequence") return EncoderHead::Sequence;
+  throw Error(where + ": unknown head '" + name + "' (known: token, marker, sequence)");
+}
+
+}  // namespace
+
+std::string architecture_name(Architecture architecture) {
+  switch (architecture) {
+    case Architecture::Seq2Seq: return "seq2seq";
+    case Architecture::CausalLm: return "causal_lm";
+    case Architecture::Encoder: return "encoder";
+  }
+  return "?";
+}
+
+std::string encoder_head_name(EncoderHead head) {
+  switch (head) {
+    case EncoderHead::Token: return "token";
+    case EncoderHead::Marker: return "marker";
+    case EncoderHead::Sequence: return "sequence";
+  }
+  return "?";
+}
+
+void ModelConfig::check() const {
+  auto positive = [](const char* field, std::int64_t value) {
+    if (value <= 0) throw Error(std::string("model.") + field + ": must be positive, got " + std::to_string(value));
+  };
+  positive("vocab_size", vocab_size);
+  positive("d_model", d_model);
+  positive("heads", heads);
+  positive("d_ff", d_ff);
+  positive("max_positions", max_positions);
+  if (d_model % heads != 0)
+    throw Error("model.heads: " + std::to_string(heads) + " does not divide model.d_model " + std::to_string(d_model));
+  if (architecture != Architecture::CausalLm) positive("encoder_layers", encoder_layers);
+  if (architecture != Architecture::Encoder) positive("decoder_layers", decoder_layers);
+  for (const auto& [field, p] : {std::pair{"dropout", dropout}, {"attention_dropout", attention_dropout},
+                                 {"activation_dropout", activation_dropout}})
+    if (p < 0 || p >= 1) throw Error(std::string("model.") + field + ": must be in [0, 1), got " + std::to_string(p));
+  for (const auto& [field, id] : {std::pair{"pad_id", pad_id}, {"bos_id", bos_id}, {"eos_id", eos_id},
+                                  {"decoder_start_id", decoder_start_id}})
+    if (id < 0 || id >= vocab_size)
+      throw Error(std::string("model.") + field + ": " + std::to_string(id) + " is outside the vocabulary of " +
+                  std::to_string(vocab_size));
+}
+
+nlohmann::json ModelConfig::to_json() const {
+  nlohmann::json json;
+  json["architecture"] = architecture_name(architecture);
+  json["head"] = encoder_head_name(head);
+  visit_fields(*this, [&](const char* name, const auto& value, Origin, const char*) { json[name] = value; });
+  return json;
+}
+
+ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string& source) {
+  if (!json.is_object()) throw Error(source + ": model config: expected a JSON object");
+  auto field = [&](const char* name) -> const nlohmann::json& {
+    if (!json.contains(name)) throw Error(source + ": model config: missing field '" + std::string(name) + "'");
+    return json.at(name);
+  };
+  ModelConfig config;
+  try {
+    config.architecture = parse_architecture(field("architecture").get<std::string>(), source);
+    config.head = parse_head(field("head").get<std::string>(), source);
+    visit_fields(config, [&](const char* name, auto& value, Origin, const char*) {
+      value = field(name).get<std::remove_reference_t<decltype(value)>>();
+    });
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(source + ": model config: " + e.what());
+  }
+  config.check();
+  return config;
+}
+
+void ModelConfig::declare(ConfigSchema& schema) {
+  const ModelConfig defaults;
+  schema.add("model.architecture", architecture_name(defaults.architecture),
+             "seq2seq (BART-like), causal_lm (GPT-2-like) or encoder (BERT-like)");
+  schema.add("model.head", encoder_head_name(defaults.head), "encoder head: token, marker or sequence");
+  visit_fields(defaults, [&](const char* name, const auto& value, Origin origin, const char* help) {
+    if (origin != Origin::User) return;
+    schema.add(std::string("model.") + name, value, help);
+  });
+}
+
+ModelConfig ModelConfig::from_config(const Config& run) {
+  ModelConfig config;
+  config.architecture = parse_architecture(run.get<std::string>("model.architecture"), "model.architecture");
+  config.head = parse_head(run.get<std::string>("model.head"), "model.head");
+  visit_fields(config, [&](const char* name, auto& value, Origin origin, const char*) {
+    if (origin == Origin::User) value = run.get<std::decay_t<decltype(value)>>(std::string("model.") + name);
+  });
+  return config;
+}
+
+}  // namespace strata::models

@@ -1,0 +1,84 @@
+#include "strata/nn/multi_head_attention.h"
+
+#include <torch/torch.h>
+
+#include "strata/core/error.h"
+
+namespace strata::nn {
+
+MultiHeadAttentionImpl::MultiHeadAttentionImpl(const AttentionOptions& options)
+    : options_(options) {
+  if (options.heads <= 0 || options.d_model % options.heads != 0)
+    throw Error("attention: d_model " + std::to_string(options.d_model) +
+                " is not divisible by heads " + std::to_string(options.heads));
+  const auto linear = torch::nn::LinearOptions(options.d_model, options.d_model);
+  q_proj = register_module("q_proj", torch::nn::Linear(linear));
+  k_proj = register_module("k_proj", torch::nn::Linear(linear));
+  v_proj = register_module("v_proj", torch::nn::Linear(linear));
+  out_proj = register_module("out_proj", torch::nn::Linear(linear));
+}
+
+at::Tensor MultiHeadAttentionImpl::split_heads(const at::Tensor& x) const {
+  return x.view({x.size(0), x.size(1), options_.heads, -1}).transpose(1, 2);
+}
+
+at::Tensor MultiHeadAttentionImpl::self_attention(const at::Tensor& x, const at::Tensor& key_padding,
+                                                  bool causal, LayerKvCache* cache) {
+  at::Tensor k = split_heads(k_proj(x));
+  at::Tensor v = split_heads(v_proj(x));
+  std::int64_t query_offset = 0;
+  if (cache) {
+    if (cache->self_k.defined()) {
+      query_offset = cache->self_k.size(2);
+      k = torch::cat({cache->self_k, k}, 2);
+      v = torch::cat({cache->self_v, v}, 2);
+    }
+    cache->self_k = k;
+    cache->self_v = v;
+  }
+  if (cache && key_padding.defined())
+    throw Error("attention: key padding with a key/value cache is not supported");
+  return attend(x, k, v, key_padding, causal, query_offset);
+}
+
+at::Tensor MultiHeadAttentionImpl::cross_attention(const at::Tensor& x, const at::Tensor& memory,
+                                                   const at::Tensor& memory_padding,
+                                                   LayerKvCache* cache) {
+  at::Tensor k, v;
+  if (cache && cache->cross_k.defined()) {
+    k = cache->cross_k;
+    v = cache->cross_v;
+  } else {
+    k = split_heads(k_proj(memory));
+    v = split_heads(v_proj(memory));
+    if (cache) {
+      cache->cross_k = k;
+      cache->cross_v = v;
+    }
+  }
+  return attend(x, k, v, memory_padding, /*causal=*/false, 0);
+}
+
+at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at::Tensor v,
+                                          const at::Tensor& key_padding, bool causal,
+                                          std::int64_t query_offset) {
+  attn::AttentionCall call;
+  call.q = split_heads(q_proj(x));
+  if (prefix_) {
+    const std::int64_t batch = x.size(0);
+    k = torch::cat({prefix_->k.expand({batch, -1, -1, -1}), k}, 2);
+    v = torch::cat({prefix_->v.expand({batch, -1, -1, -1}), v}, 2);
+    call.prefix_len = prefix_->k.size(2);
+  }
+  call.k = k;
+  call.v = v;
+  call.key_padding = key_padding;
+  call.causal = causal;
+  call.query_offset = query_offset;
+  call.dropout = options_.dropout;
+  call.training = is_training();
+  const at::Tensor heads = attn::attend(call, options_.kernel);  // [B, H, Lq, Dh]
+  return out_proj(heads.transpose(1, 2).reshape({x.size(0), x.size(1), options_.d_model}));
+}
+
+}  // namespace strata::nn

@@ -1,0 +1,90 @@
+#include "strata/nn/transformer_layers.h"
+
+#include <torch/torch.h>
+
+#include "strata/core/error.h"
+
+namespace strata::nn {
+
+namespace {
+
+torch::nn::LayerNorm layer_norm(std::int64_t d) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d}));
+}
+
+// One residual block: x + dropout(f(norm(x))) before the norm (pre-norm), or
+// norm(x + dropout(f(x))) after it (post-norm).
+template <class F>
+at::Tensor residual(const at::Tensor& x, torch::nn::LayerNorm& norm, const LayerOptions& options,
+                    bool training, F&& branch) {
+  if (options.pre_norm) return x + torch::dropout(branch(norm(x)), options.dropout, training);
+  return norm(x + torch::dropout(branch(x), options.dropout, training));
+}
+
+void check_activation(const LayerOptions& options) {
+  if (options.activation != "gelu" && options.activation != "relu")
+    throw Error("model.activation: unknown activation '" + options.activation + "' (known: gelu, relu)");
+}
+
+}  // namespace
+
+at::Tensor feed_forward(const at::Tensor& x, torch::nn::Linear& fc1, torch::nn::Linear& fc2,
+                        const LayerOptions& options, bool training) {
+  at::Tensor h = fc1(x);
+  h = options.activation == "relu" ? torch::relu(h) : torch::gelu(h);
+  return fc2(torch::dropout(h, options.activation_dropout, training));
+}
+
+EncoderLayerImpl::EncoderLayerImpl(const LayerOptions& options) : options_(options) {
+  check_activation(options);
+  const std::int64_t d = options.attention.d_model;
+  self_attn = register_module("self_attn", MultiHeadAttention(options.attention));
+  self_attn_layer_norm = register_module("self_attn_layer_norm", layer_norm(d));
+  fc1 = register_module("fc1", torch::nn::Linear(d, options.d_ff));
+  fc2 = register_module("fc2", torch::nn::Linear(options.d_ff, d));
+  final_layer_norm = register_module("final_layer_norm", layer_norm(d));
+}
+
+at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& padding) {
+  const bool training = is_training();
+  at::Tensor h = residual(x, self_attn_layer_norm, options_, training, [&](const at::Tensor& in) {
+    return self_attn->self_attention(in, padding, /*causal=*/false);
+  });
+  return residual(h, final_layer_norm, options_, training, [&](const at::Tensor& in) {
+    return feed_forward(in, fc1, fc2, options_, training);
+  });
+}
+
+DecoderLayerImpl::DecoderLayerImpl(const LayerOptions& options, bool cross_attention)
+    : options_(options) {
+  check_activation(options);
+  const std::int64_t d = options.attention.d_model;
+  self_attn = register_module("self_attn", MultiHeadAttention(options.attention));
+  self_attn_layer_norm = register_module("self_attn_layer_norm", layer_norm(d));
+  if (cross_attention) {
+    encoder_attn = register_module("encoder_attn", MultiHeadAttention(options.attention));
+    encoder_attn_layer_norm = register_module("encoder_attn_layer_norm", layer_norm(d));
+  }
+  fc1 = register_module("fc1", torch::nn::Linear(d, options.d_ff));
+  fc2 = register_module("fc2", torch::nn::Linear(options.d_ff, d));
+  final_layer_norm = register_module("final_layer_norm", layer_norm(d));
+}
+
+at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& padding,
+                                     const at::Tensor& memory, const at::Tensor& memory_padding,
+                                     LayerKvCache* cache) {
+  const bool training = is_training();
+  at::Tensor h = residual(x, self_attn_layer_norm, options_, training, [&](const at::Tensor& in) {
+    return self_attn->self_attention(in, padding, /*causal=*/true, cache);
+  });
+  if (encoder_attn) {
+    h = residual(h, encoder_attn_layer_norm, options_, training, [&](const at::Tensor& in) {
+      return encoder_attn->cross_attention(in, memory, memory_padding, cache);
+    });
+  }
+  return residual(h, final_layer_norm, options_, training, [&](const at::Tensor& in) {
+    return feed_forward(in, fc1, fc2, options_, training);
+  });
+}
+
+}  // namespace strata::nn

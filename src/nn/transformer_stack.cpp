@@ -1,0 +1,83 @@
+#include "strata/nn/transformer_stack.h"
+
+#include <torch/torch.h>
+
+#include "strata/core/error.h"
+
+namespace strata::nn {
+
+namespace {
+
+torch::nn::LayerNorm layer_norm(std::int64_t d) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d}));
+}
+
+// Token + position embeddings at positions [offset, offset + L), with the embedding norm
+// (post-norm only) and dropout.
+at::Tensor embed(const at::Tensor& ids, std::int64_t offset, torch::nn::Embedding& tokens,
+                 torch::nn::Embedding& positions, torch::nn::LayerNorm& norm,
+                 const StackOptions& options, bool training) {
+  const std::int64_t length = ids.size(1);
+  if (offset + length > options.max_positions)
+    throw Error("input of " + std::to_string(offset + length) + " positions exceeds the model's " +
+                "max_positions " + std::to_string(options.max_positions));
+  const at::Tensor position_ids =
+      torch::arange(offset, offset + length, torch::TensorOptions().dtype(torch::kInt64).device(ids.device()));
+  at::Tensor x = tokens(ids) + positions(position_ids).unsqueeze(0);
+  if (norm) x = norm(x);
+  return torch::dropout(x, options.layer.dropout, training);
+}
+
+// Registers the shared pieces of both stacks.
+template <class Stack>
+void register_common(Stack& stack, const StackOptions& options, torch::nn::Embedding tokens) {
+  const std::int64_t d = options.layer.attention.d_model;
+  stack.embed_tokens = tokens;  // owned (and named) by the model, not registered here
+  stack.embed_positions = stack.register_module(
+      "embed_positions", torch::nn::Embedding(options.max_positions, d));
+  if (options.layer.pre_norm) {
+    stack.layer_norm = stack.register_module("layer_norm", layer_norm(d));
+  } else {
+    stack.layernorm_embedding = stack.register_module("layernorm_embedding", layer_norm(d));
+  }
+  stack.layers = stack.register_module("layers", torch::nn::ModuleList());
+}
+
+}  // namespace
+
+TransformerEncoderImpl::TransformerEncoderImpl(const StackOptions& options,
+                                               torch::nn::Embedding tokens)
+    : options_(options) {
+  register_common(*this, options, std::move(tokens));
+  for (std::int64_t i = 0; i < options.layers; ++i) layers->push_back(EncoderLayer(options.layer));
+}
+
+at::Tensor TransformerEncoderImpl::forward(const at::Tensor& ids, const at::Tensor& padding) {
+  at::Tensor x = embed(ids, 0, embed_tokens, embed_positions, layernorm_embedding, options_, is_training());
+  for (const auto& layer : *layers) x = layer->as<EncoderLayer>()->forward(x, padding);
+  return layer_norm ? layer_norm(x) : x;
+}
+
+TransformerDecoderImpl::TransformerDecoderImpl(const StackOptions& options,
+                                               torch::nn::Embedding tokens, bool cross_attention)
+    : options_(options) {
+  register_common(*this, options, std::move(tokens));
+  for (std::int64_t i = 0; i < options.layers; ++i)
+    layers->push_back(DecoderLayer(options.layer, cross_attention));
+}
+
+at::Tensor TransformerDecoderImpl::forward(const at::Tensor& ids, const at::Tensor& padding,
+                                           const at::Tensor& memory,
+                                           const at::Tensor& memory_padding, KvCache* cache) {
+  if (cache && cache->layers.size() != layers->size())
+    cache->layers.resize(layers->size());
+  const std::int64_t offset = cache ? cache->length : 0;
+  at::Tensor x = embed(ids, offset, embed_tokens, embed_positions, layernorm_embedding, options_, is_training());
+  for (std::size_t i = 0; i < layers->size(); ++i)
+    x = layers[i]->as<DecoderLayer>()->forward(x, padding, memory, memory_padding,
+                                               cache ? &cache->layers[i] : nullptr);
+  if (cache) cache->length += ids.size(1);
+  return layer_norm ? layer_norm(x) : x;
+}
+
+}  // namespace strata::nn

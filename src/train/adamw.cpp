@@ -1,0 +1,101 @@
+#include "strata/train/adamw.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <unordered_set>
+
+#include "strata/train/checkpoint.h"
+
+namespace strata::train {
+
+bool decays(const std::string& name, const at::Tensor& parameter) {
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const bool bias = lower.ends_with("bias");
+  const bool norm = lower.find("layer_norm") != std::string::npos ||
+                    lower.find("layernorm") != std::string::npos ||
+                    lower.find("_norm") != std::string::npos;
+  return !bias && !norm && parameter.dim() != 1;
+}
+
+AdamW::AdamW(const NamedTensors& parameters, AdamWOptions options) : options_(options) {
+  std::unordered_set<const void*> seen;
+  for (const auto& [name, parameter] : parameters) {
+    if (!parameter.requires_grad() || !seen.insert(parameter.unsafeGetTensorImpl()).second)
+      continue;
+    slots_.push_back({name, parameter, at::zeros_like(parameter), at::zeros_like(parameter),
+                      decays(name, parameter)});
+  }
+}
+
+void AdamW::step(double lr) {
+  torch::NoGradGuard no_grad;
+  ++step_;
+  const double bias_correction1 = 1 - std::pow(options_.beta1, static_cast<double>(step_));
+  const double bias_correction2 = 1 - std::pow(options_.beta2, static_cast<double>(step_));
+  for (Slot& slot : slots_) {
+    const at::Tensor& grad = slot.parameter.grad();
+    if (!grad.defined()) continue;
+    if (slot.decay && options_.weight_decay != 0)
+      slot.parameter.mul_(1 - lr * options_.weight_decay);
+    slot.exp_avg.mul_(options_.beta1).add_(grad, 1 - options_.beta1);
+    slot.exp_avg_sq.mul_(options_.beta2).addcmul_(grad, grad, 1 - options_.beta2);
+    const at::Tensor denom =
+        (slot.exp_avg_sq.sqrt() / std::sqrt(bias_correction2)).add_(options_.eps);
+    slot.parameter.addcdiv_(slot.exp_avg, denom, -lr / bias_correction1);
+  }
+}
+
+void AdamW::zero_grad() {
+  for (Slot& slot : slots_) {
+    at::Tensor& grad = slot.parameter.mutable_grad();
+    if (grad.defined()) grad = at::Tensor();
+  }
+}
+
+std::vector<at::Tensor> AdamW::parameters() const {
+  std::vector<at::Tensor> result;
+  for (const Slot& slot : slots_) result.push_back(slot.parameter);
+  return result;
+}
+
+NamedTensors AdamW::state_tensors() const {
+  NamedTensors result;
+  for (const Slot& slot : slots_) {
+    result.emplace_back("exp_avg/" + slot.name, slot.exp_avg);
+    result.emplace_back("exp_avg_sq/" + slot.name, slot.exp_avg_sq);
+  }
+  return result;
+}
+
+void AdamW::load_state(const std::map<std::string, at::Tensor>& tensors, std::int64_t step,
+                       const std::string& source) {
+  const NamedTensors state = state_tensors();
+  check_tensors_match(state, tensors, source);
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, tensor] : state) tensor.copy_(tensors.at(name));
+  step_ = step;
+}
+
+double clip_grad_norm(const std::vector<at::Tensor>& parameters, double max_norm) {
+  std::vector<at::Tensor> grads, norms;
+  for (const at::Tensor& parameter : parameters)
+    if (parameter.grad().defined()) {
+      grads.push_back(parameter.grad());
+      norms.push_back(parameter.grad().detach().norm(2).to(at::kDouble));
+    }
+  if (grads.empty()) return 0.0;
+  const double total = torch::stack(norms).norm(2).item<double>();
+  const double coefficient = max_norm / (total + 1e-6);
+  if (std::isfinite(total) && coefficient < 1) {
+    torch::NoGradGuard no_grad;
+    for (at::Tensor& grad : grads) grad.mul_(coefficient);
+  }
+  return total;
+}
+
+}  // namespace strata::train

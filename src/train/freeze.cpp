@@ -1,0 +1,91 @@
+#include "strata/train/freeze.h"
+
+#include <torch/torch.h>
+
+#include <fmt/format.h>
+
+#include <unordered_set>
+
+#include "strata/core/error.h"
+
+namespace strata::train {
+namespace {
+
+// 1234567 -> "1,234,567"
+std::string with_commas(std::int64_t value) {
+  const std::string digits = std::to_string(value);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool glob_match(std::string_view pattern, std::string_view name) {
+  // Greedy with backtracking to the last '*': linear in practice, O(n·m) at worst.
+  std::size_t p = 0, n = 0;
+  std::size_t star = std::string_view::npos, resume = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+      ++p;
+      ++n;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      n = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+std::vector<std::string> freeze(torch::nn::Module& module, const std::vector<std::string>& patterns) {
+  const auto parameters = module.named_parameters();
+  for (const std::string& pattern : patterns) {
+    bool found = false;
+    for (const auto& item : parameters) found = found || glob_match(pattern, item.key());
+    if (!found) {
+      std::string message = "freeze pattern '";
+      message.append(pattern).append("' matches no parameter name");
+      if (!parameters.is_empty())
+        message.append(" (names look like '").append(parameters.begin()->key()).append("')");
+      throw Error(message);
+    }
+  }
+  std::vector<std::string> frozen;
+  for (const auto& item : parameters)
+    for (const std::string& pattern : patterns)
+      if (glob_match(pattern, item.key())) {
+        item.value().set_requires_grad(false);
+        frozen.push_back(item.key());
+        break;
+      }
+  return frozen;
+}
+
+ParameterCount count_parameters(const torch::nn::Module& module) {
+  ParameterCount count;
+  std::unordered_set<const void*> seen;
+  for (const at::Tensor& parameter : module.parameters()) {
+    if (!seen.insert(parameter.unsafeGetTensorImpl()).second) continue;
+    count.total += parameter.numel();
+    if (parameter.requires_grad()) count.trainable += parameter.numel();
+  }
+  return count;
+}
+
+std::string describe_parameters(const ParameterCount& count) {
+  const double percent =
+      count.total == 0 ? 0.0 : 100.0 * static_cast<double>(count.trainable) / static_cast<double>(count.total);
+  return fmt::format("trainable params: {} || all params: {} || trainable%: {:.4f}",
+                     with_commas(count.trainable), with_commas(count.total), percent);
+}
+
+}  // namespace strata::train

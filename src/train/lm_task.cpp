@@ -1,0 +1,57 @@
+#include "strata/train/lm_task.h"
+
+#include <torch/torch.h>
+
+#include "strata/data/token_batches.h"
+#include "strata/models/collate.h"
+
+namespace strata::train {
+
+namespace {
+
+std::vector<std::size_t> block_costs(const TokenBlocks& blocks) {
+  std::vector<std::size_t> costs;
+  costs.reserve(blocks.size());
+  for (const auto& b : blocks) costs.push_back(b.size() - 1);
+  return costs;
+}
+
+BatchLoss block_loss(models::CausalLm& model, const TokenBlocks& blocks, std::span<const std::size_t> rows,
+                     double label_smoothing) {
+  const models::LmBatch batch = models::collate_lm(blocks, rows, model->config().pad_id);
+  return {token_loss_sum(model->forward(batch.inputs), batch.labels, label_smoothing), batch.tokens, batch.tokens};
+}
+
+}  // namespace
+
+LmTask::LmTask(models::CausalLm model, TokenBlocks train, TokenBlocks valid)
+    : model_(std::move(model)),
+      train_(std::move(train)),
+      valid_(std::move(valid)),
+      train_costs_(block_costs(train_)),
+      valid_costs_(block_costs(valid_)) {}
+
+const std::vector<std::size_t>& LmTask::costs(Split split) const {
+  return split == Split::Train ? train_costs_ : valid_costs_;
+}
+
+BatchLoss LmTask::loss(Split split, std::span<const std::size_t> rows, double label_smoothing) {
+  return block_loss(model_, split == Split::Train ? train_ : valid_, rows, label_smoothing);
+}
+
+double lm_loss(models::CausalLm& model, const TokenBlocks& blocks, std::size_t max_tokens) {
+  const bool was_training = model->is_training();
+  model->eval();
+  torch::NoGradGuard no_grad;
+  double total = 0;
+  std::int64_t tokens = 0;
+  for (const auto& rows : plan_batches_in_order(block_costs(blocks), max_tokens)) {
+    const BatchLoss batch = block_loss(model, blocks, rows, 0.0);
+    total += batch.loss_sum.item<double>();
+    tokens += batch.labels;
+  }
+  model->train(was_training);
+  return total / static_cast<double>(std::max<std::int64_t>(tokens, 1));
+}
+
+}  // namespace strata::train

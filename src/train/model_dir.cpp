@@ -1,0 +1,52 @@
+#include "strata/train/model_dir.h"
+
+#include <torch/torch.h>
+
+#include "strata/core/error.h"
+#include "strata/train/checkpoint.h"
+#include "strata/train/run_config.h"
+
+namespace strata::train {
+
+namespace fs = std::filesystem;
+
+fs::path resolve_checkpoint(const fs::path& path) {
+  if (fs::exists(path / "model.safetensors")) return path;
+  if (auto best = find_best_checkpoint(path)) return *best;
+  if (auto latest = find_latest_checkpoint(path)) return *latest;
+  throw Error(path.string() + ": not a model: expected a checkpoint directory (with model.safetensors) " +
+              "or a run directory (with checkpoints/latest)");
+}
+
+namespace {
+
+template <class Model>
+Model load(const fs::path& path, models::Architecture architecture, LoadedModel& info) {
+  info.checkpoint = resolve_checkpoint(path);
+  Checkpoint checkpoint = load_checkpoint(info.checkpoint);
+  const std::string config_file = (info.checkpoint / "config.json").string();
+  info.config = models::ModelConfig::from_json(checkpoint.model_config, config_file);
+  if (info.config.architecture != architecture)
+    throw Error(config_file + ": the model is a " + models::architecture_name(info.config.architecture) +
+                ", this command needs a " + models::architecture_name(architecture));
+  info.run = Config::from_json(checkpoint.run_config, config_file);
+  info.run.validate(run_schema());
+  if (!checkpoint.tokenizer_dir) throw Error(info.checkpoint.string() + ": no tokenizer/ in the checkpoint");
+  info.tokenizer = load_tokenizer(*checkpoint.tokenizer_dir);
+  Model model(info.config);
+  load_weights_into(*model, checkpoint.weights, (info.checkpoint / "model.safetensors").string());
+  model->eval();
+  return model;
+}
+
+}  // namespace
+
+models::Seq2Seq load_seq2seq(const fs::path& path, LoadedModel& info) {
+  return load<models::Seq2Seq>(path, models::Architecture::Seq2Seq, info);
+}
+
+models::CausalLm load_causal_lm(const fs::path& path, LoadedModel& info) {
+  return load<models::CausalLm>(path, models::Architecture::CausalLm, info);
+}
+
+}  // namespace strata::train

@@ -1,0 +1,131 @@
+#include "strata/train/run_config.h"
+
+#include "strata/core/error.h"
+#include "strata/models/model_config.h"
+
+namespace strata::train {
+
+ConfigSchema run_schema() {
+  ConfigSchema s;
+  models::ModelConfig::declare(s);
+  const DataOptions d;
+  s.add("data.train", std::string(), "training set: JSONL (any dataset shape); language models also take text files");
+  s.add("data.valid", std::string(), "validation set for loss, ROUGE and early stopping (optional)");
+  s.add("data.test", std::string(), "test set (optional; `strata eval summarize` reads it)");
+  s.add("data.tokenizer", std::string(), "a tokenizer directory made by `strata tokenizer train`");
+  s.add("data.max_source_tokens", std::int64_t(d.truncation.max_source_tokens), "source tokens kept, eos included");
+  s.add("data.max_target_tokens", std::int64_t(d.truncation.max_target_tokens), "target tokens kept, eos included");
+  s.add("data.truncation", std::string(truncation_policy_name(d.truncation.policy)),
+        "how long sources are cut: head (first tokens) or section_lead (each section's lead)");
+  s.add("data.segments", std::int64_t(d.truncation.segments), "segments of the source layout (structured attention)");
+  s.add("data.block_size", std::int64_t(d.block_size), "language models: tokens per training chunk");
+  const TrainOptions t;
+  s.add("train.seed", std::int64_t(t.seed), "seed of initialisation, data order and dropout");
+  s.add("train.max_steps", t.max_steps, "optimizer updates");
+  s.add("train.max_epochs", t.max_epochs, "passes over the training set; 0 = no limit");
+  s.add("train.max_minutes", t.max_minutes, "wall-clock budget; 0 = none (a budget makes runs machine-dependent)");
+  s.add("train.learning_rate", t.schedule.peak_lr, "peak learning rate");
+  s.add("train.min_learning_rate", t.schedule.min_lr, "learning rate at the end of the decay");
+  s.add("train.warmup_steps", t.schedule.warmup_steps, "linear warm-up from 0");
+  s.add("train.schedule", lr_decay_name(t.schedule.decay), "decay after warm-up: linear, cosine or constant");
+  s.add("train.weight_decay", t.weight_decay, "AdamW decoupled weight decay (not on biases and norms)");
+  s.add("train.beta1", t.beta1, "AdamW beta1");
+  s.add("train.beta2", t.beta2, "AdamW beta2");
+  s.add("train.eps", t.eps, "AdamW epsilon");
+  s.add("train.clip_norm", t.clip_norm, "gradient clipping by global norm; 0 = off");
+  s.add("train.accumulation", t.accumulation, "batches whose gradients make one update");
+  s.add("train.label_smoothing", t.label_smoothing, "label smoothing of the training loss");
+  s.add("train.max_tokens", std::int64_t(t.max_tokens), "batch budget: rows × longest example (source + target)");
+  s.add("train.log_every", t.log_every, "steps between training-loss lines in metrics.jsonl");
+  s.add("train.eval_every", t.eval_every, "steps between evaluations (and checkpoints)");
+  s.add("train.eval_docs", t.eval_docs, "validation documents decoded for ROUGE at each evaluation; 0 = none");
+  s.add("train.keep_checkpoints", t.keep_checkpoints, "step checkpoints kept (the best is always kept)");
+  s.add("train.patience", t.patience, "evaluations without improvement before stopping; 0 = off");
+  s.add("train.metric", t.metric, "what 'best' means: valid_loss (lower) or rouge1 / rouge2 / rougeL (higher)");
+  s.add("train.freeze", std::vector<std::string>(), "glob patterns of parameter names to freeze");
+  s.add("train.threads", t.threads, "CPU threads; 0 = every core");
+  const decode::GenerationOptions g;
+  s.add("decode.max_length", g.max_length, "tokens generated at most, eos included");
+  s.add("decode.min_length", g.min_length, "eos is banned before this many tokens");
+  s.add("decode.beam_size", std::int64_t(4), "beams; 1 = greedy");
+  s.add("decode.length_penalty", g.length_penalty, "beam score = log-prob / length^penalty");
+  s.add("decode.no_repeat_ngram_size", std::int64_t(3), "ban repeating n-grams of this size; 0 = off");
+  s.add("decode.early_stopping", true, "beam search stops once beam_size hypotheses are finished");
+  s.add("decode.do_sample", g.do_sample, "sample instead of searching");
+  s.add("decode.top_k", g.top_k, "sampling: keep the k most likely tokens; 0 = off");
+  s.add("decode.top_p", g.top_p, "sampling: nucleus mass; 1 = off");
+  s.add("decode.temperature", g.temperature, "sampling: temperature");
+  s.add("decode.seed", std::int64_t(g.seed), "sampling: seed");
+  return s;
+}
+
+DataOptions data_options(const Config& c) {
+  DataOptions d;
+  d.train = c.get<std::string>("data.train");
+  d.valid = c.get<std::string>("data.valid");
+  d.test = c.get<std::string>("data.test");
+  d.tokenizer = c.get<std::string>("data.tokenizer");
+  d.truncation.max_source_tokens = static_cast<std::size_t>(c.get<std::int64_t>("data.max_source_tokens"));
+  d.truncation.max_target_tokens = static_cast<std::size_t>(c.get<std::int64_t>("data.max_target_tokens"));
+  d.truncation.policy = truncation_policy_from_name(c.get<std::string>("data.truncation"));
+  d.truncation.segments = static_cast<int>(c.get<std::int64_t>("data.segments"));
+  d.block_size = static_cast<std::size_t>(c.get<std::int64_t>("data.block_size"));
+  return d;
+}
+
+TrainOptions train_options(const Config& c) {
+  TrainOptions t;
+  auto positive = [&](const char* key) {
+    const std::int64_t v = c.get<std::int64_t>(key);
+    if (v <= 0) throw Error(std::string(key) + ": must be positive, got " + std::to_string(v));
+    return v;
+  };
+  t.seed = static_cast<std::uint64_t>(c.get<std::int64_t>("train.seed"));
+  t.max_steps = positive("train.max_steps");
+  t.max_epochs = c.get<std::int64_t>("train.max_epochs");
+  t.max_minutes = c.get<double>("train.max_minutes");
+  t.schedule.peak_lr = c.get<double>("train.learning_rate");
+  t.schedule.min_lr = c.get<double>("train.min_learning_rate");
+  t.schedule.warmup_steps = c.get<std::int64_t>("train.warmup_steps");
+  t.schedule.total_steps = t.max_steps;
+  t.schedule.decay = parse_lr_decay(c.get<std::string>("train.schedule"));
+  learning_rate(t.schedule, 0);  // checks the schedule before any data is read
+  t.weight_decay = c.get<double>("train.weight_decay");
+  t.beta1 = c.get<double>("train.beta1");
+  t.beta2 = c.get<double>("train.beta2");
+  t.eps = c.get<double>("train.eps");
+  t.clip_norm = c.get<double>("train.clip_norm");
+  t.accumulation = positive("train.accumulation");
+  t.label_smoothing = c.get<double>("train.label_smoothing");
+  t.max_tokens = static_cast<std::size_t>(positive("train.max_tokens"));
+  t.log_every = positive("train.log_every");
+  t.eval_every = positive("train.eval_every");
+  t.eval_docs = c.get<std::int64_t>("train.eval_docs");
+  t.keep_checkpoints = c.get<std::int64_t>("train.keep_checkpoints");
+  t.patience = c.get<std::int64_t>("train.patience");
+  t.metric = c.get<std::string>("train.metric");
+  if (t.metric != "valid_loss" && t.metric != "rouge1" && t.metric != "rouge2" && t.metric != "rougeL")
+    throw Error("train.metric: unknown metric '" + t.metric + "' (known: valid_loss, rouge1, rouge2, rougeL)");
+  t.freeze = c.get<std::vector<std::string>>("train.freeze");
+  t.threads = c.get<std::int64_t>("train.threads");
+  return t;
+}
+
+decode::GenerationOptions generation_options(const Config& c) {
+  decode::GenerationOptions g;
+  g.max_length = c.get<std::int64_t>("decode.max_length");
+  g.min_length = c.get<std::int64_t>("decode.min_length");
+  g.beam_size = c.get<std::int64_t>("decode.beam_size");
+  g.length_penalty = c.get<double>("decode.length_penalty");
+  g.no_repeat_ngram_size = c.get<std::int64_t>("decode.no_repeat_ngram_size");
+  g.early_stopping = c.get<bool>("decode.early_stopping");
+  g.do_sample = c.get<bool>("decode.do_sample");
+  g.top_k = c.get<std::int64_t>("decode.top_k");
+  g.top_p = c.get<double>("decode.top_p");
+  g.temperature = c.get<double>("decode.temperature");
+  g.seed = static_cast<std::uint64_t>(c.get<std::int64_t>("decode.seed"));
+  g.check();
+  return g;
+}
+
+}  // namespace strata::train

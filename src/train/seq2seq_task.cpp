@@ -1,0 +1,50 @@
+#include "strata/train/seq2seq_task.h"
+
+#include <torch/torch.h>
+
+#include "strata/decode/summarize.h"
+#include "strata/eval/rouge.h"
+#include "strata/models/collate.h"
+
+namespace strata::train {
+
+Seq2SeqTask::Seq2SeqTask(models::Seq2Seq model, const Tokenizer& tokenizer, std::vector<Seq2SeqExample> train,
+                         std::vector<Seq2SeqExample> valid, std::int64_t max_length)
+    : model_(std::move(model)),
+      tokenizer_(tokenizer),
+      train_(std::move(train)),
+      valid_(std::move(valid)),
+      train_costs_(seq2seq_costs(train_)),
+      valid_costs_(seq2seq_costs(valid_)),
+      max_length_(max_length) {}
+
+const std::vector<std::size_t>& Seq2SeqTask::costs(Split split) const {
+  return split == Split::Train ? train_costs_ : valid_costs_;
+}
+
+BatchLoss Seq2SeqTask::loss(Split split, std::span<const std::size_t> rows, double label_smoothing) {
+  const auto& config = model_->config();
+  const models::Seq2SeqBatch batch = models::collate_seq2seq(split == Split::Train ? train_ : valid_, rows,
+                                                             config.pad_id, config.decoder_start_id);
+  const at::Tensor logits = model_->forward(batch.source, batch.source_padding, batch.decoder_inputs);
+  return {token_loss_sum(logits, batch.labels, label_smoothing), batch.target_tokens,
+          batch.source_tokens + batch.target_tokens};
+}
+
+std::map<std::string, double> Seq2SeqTask::extra_metrics(std::int64_t documents) {
+  const std::size_t n = std::min(valid_.size(), static_cast<std::size_t>(std::max<std::int64_t>(documents, 0)));
+  if (n == 0) return {};
+  decode::SummarizeOptions options;  // greedy: cheap enough to run at every evaluation
+  options.generation.max_length = max_length_;
+  const std::span<const Seq2SeqExample> subset(valid_.data(), n);
+  const std::vector<std::string> summaries = decode::summarize(model_, tokenizer_, subset, options);
+  RougeScorer scorer({"rouge1", "rouge2", "rougeL"}, /*use_stemmer=*/true);
+  std::map<std::string, double> totals;
+  for (std::size_t i = 0; i < n; ++i)
+    for (const auto& [name, score] : scorer.score(subset[i].reference, summaries[i]))
+      totals[name] += score.fmeasure;
+  for (auto& [name, total] : totals) total /= static_cast<double>(n);
+  return totals;
+}
+
+}  // namespace strata::train

@@ -1,0 +1,318 @@
+#include "strata/train/trainer.h"
+
+#include <torch/torch.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "strata/core/error.h"
+#include "strata/core/files.h"
+#include "strata/core/jsonl.h"
+#include "strata/core/progress.h"
+#include "strata/data/token_batches.h"
+#include "strata/train/adamw.h"
+#include "strata/train/checkpoint.h"
+#include "strata/train/lr_schedule.h"
+
+namespace strata::train {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::atomic<bool> g_interrupted{false};
+// A second Ctrl-C does not wait for the checkpoint: it ends the process as usual.
+extern "C" void on_interrupt(int) {
+  if (g_interrupted) {
+    std::signal(SIGINT, SIG_DFL);
+    std::raise(SIGINT);
+  }
+  g_interrupted = true;
+}
+
+// Ctrl-C sets a flag that the loop reads between steps, for as long as training runs.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    g_interrupted = false;
+    struct sigaction action = {};
+    action.sa_handler = on_interrupt;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous_);
+  }
+  ~InterruptGuard() { sigaction(SIGINT, &previous_, nullptr); }
+
+ private:
+  struct sigaction previous_ = {};
+};
+
+// Dropout's seed for the update after `step` updates: a function of (seed, step) only.
+std::uint64_t step_seed(std::uint64_t seed, std::int64_t step) {
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(step + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (z ^ (z >> 31)) >> 1;  // torch::manual_seed takes it as uint64; keep it positive as int64 too
+}
+
+// metrics.jsonl, appended line by line (flushed, so a crash loses nothing written).
+class MetricsLog {
+ public:
+  explicit MetricsLog(fs::path path) : path_(std::move(path)) {}
+
+  // On resume: drop what the interrupted run logged after the checkpoint it resumes from.
+  void keep_through(std::int64_t step) {
+    if (!fs::exists(path_)) return;
+    std::string kept;
+    JsonlReader reader(path_);
+    nlohmann::json line;
+    while (reader.next(line))
+      if (line.value("step", std::int64_t{0}) <= step) kept += line.dump() + "\n";
+    write_file_atomic(path_, kept);
+  }
+
+  void append(const nlohmann::json& line) {
+    std::ofstream out(path_, std::ios::app);
+    out << line.dump() << '\n';
+    if (!out) throw Error("cannot write " + path_.string());
+  }
+
+ private:
+  fs::path path_;
+};
+
+bool higher_is_better(const std::string& metric) { return metric != "valid_loss"; }
+
+class Loop {
+ public:
+  Loop(TrainTask& task, const TrainOptions& options, const RunInfo& run)
+      : task_(task),
+        options_(options),
+        run_(run),
+        adamw_(named_parameters(task.model()), AdamWOptions{options.beta1, options.beta2, options.eps, options.weight_decay}),
+        metrics_(run.run_dir / "metrics.jsonl") {}
+
+  TrainResult run() {
+    fs::create_directories(run_.run_dir);
+    if (run_.resume) resume();
+    const auto& costs = task_.costs(Split::Train);
+    if (costs.empty()) throw Error("training: the training set is empty");
+    if (options_.metric != "valid_loss" && (task_.costs(Split::Valid).empty() || options_.eval_docs <= 0))
+      throw Error("train.metric: '" + options_.metric + "' needs a validation set and train.eval_docs > 0");
+    plan_ = plan_batches(costs, plan_options(), static_cast<std::uint64_t>(state_.epoch));
+
+    InterruptGuard interrupt_guard;
+    Progress progress("train", static_cast<std::size_t>(options_.max_steps - state_.step), "steps", run_.quiet);
+    const auto start = Clock::now();
+    window_start_ = start;
+    TrainResult result;
+    while (result.stop_reason.empty()) {
+      if (state_.step >= options_.max_steps) {
+        result.stop_reason = "max_steps";
+      } else if (g_interrupted) {
+        result.stop_reason = "interrupted";
+      } else if (options_.max_minutes > 0 &&
+                 std::chrono::duration<double>(Clock::now() - start).count() > options_.max_minutes * 60) {
+        result.stop_reason = "max_minutes";
+      } else if (!update()) {
+        result.stop_reason = "max_epochs";
+      } else {
+        progress.add(1);
+        progress.set_status(status_);
+        if (state_.step % options_.eval_every == 0 && evaluate_and_save()) result.stop_reason = "patience";
+      }
+    }
+    progress.finish();
+    if (result.stop_reason == "interrupted") {
+      save();  // at once: the user is waiting
+    } else if (saved_step_ != state_.step) {
+      evaluate_and_save();
+    }
+    result.steps = state_.step;
+    result.best_metric = state_.best_metric;
+    result.best_step = state_.best_step;
+    result.last_checkpoint = checkpoint_dir(run_.run_dir, state_.step);
+    return result;
+  }
+
+ private:
+  static NamedTensors named_parameters(torch::nn::Module& model) {
+    NamedTensors out;
+    for (const auto& p : model.named_parameters()) out.emplace_back(p.key(), p.value());
+    return out;
+  }
+
+  BatchPlanOptions plan_options() const {
+    BatchPlanOptions o;
+    o.max_tokens = options_.max_tokens;
+    o.seed = options_.seed;
+    return o;
+  }
+
+  void resume() {
+    const auto latest = find_latest_checkpoint(run_.run_dir);
+    if (!latest) throw Error("--resume: " + run_.run_dir.string() + " has no checkpoint to resume from");
+    const Checkpoint c = load_checkpoint(*latest);
+    if (c.model_config != run_.model_config)
+      throw Error("--resume: " + latest->string() + " holds a model of another configuration than this run's");
+    load_weights_into(task_.model(), c.weights, (*latest / "model.safetensors").string());
+    adamw_.load_state(c.optimizer_state, c.optimizer_step, (*latest / "optimizer.safetensors").string());
+    if (c.trainer_state.seed != options_.seed)
+      throw Error("--resume: the checkpoint was trained with train.seed " + std::to_string(c.trainer_state.seed) +
+                  ", this run says " + std::to_string(options_.seed));
+    state_ = c.trainer_state;
+    saved_step_ = state_.step;
+    metrics_.keep_through(state_.step);
+  }
+
+  // The next training batch, moving to the next epoch when one ends; nullptr past max_epochs.
+  const std::vector<std::size_t>* next_batch() {
+    if (static_cast<std::size_t>(state_.batch_in_epoch) == plan_.size()) {
+      if (options_.max_epochs > 0 && state_.epoch + 1 >= options_.max_epochs) return nullptr;
+      ++state_.epoch;
+      state_.batch_in_epoch = 0;
+      plan_ = plan_batches(task_.costs(Split::Train), plan_options(), static_cast<std::uint64_t>(state_.epoch));
+    }
+    return &plan_[static_cast<std::size_t>(state_.batch_in_epoch++)];
+  }
+
+  std::string last_good() const {
+    const auto latest = find_latest_checkpoint(run_.run_dir);
+    return latest ? "the last good checkpoint is " + latest->string() : "no checkpoint was saved yet";
+  }
+
+  // One optimizer update over `accumulation` batches; false when the epochs ran out.
+  bool update() {
+    torch::nn::Module& model = task_.model();
+    model.train();
+    torch::manual_seed(step_seed(options_.seed, state_.step));
+    adamw_.zero_grad();
+    double loss = 0;
+    std::int64_t tokens = 0;
+    for (std::int64_t micro = 0; micro < options_.accumulation; ++micro) {
+      const std::vector<std::size_t>* rows = next_batch();
+      if (!rows) return false;
+      const BatchLoss batch = task_.loss(Split::Train, *rows, options_.label_smoothing);
+      const at::Tensor scaled =
+          batch.loss_sum / static_cast<double>(std::max<std::int64_t>(batch.labels, 1) * options_.accumulation);
+      const double value = scaled.item<double>();
+      if (!std::isfinite(value))
+        throw Error(fmt::format("step {}: the training loss is {}; stopping ({})", state_.step + 1, value, last_good()));
+      scaled.backward();
+      loss += value;
+      tokens += batch.tokens;
+    }
+    const double norm = clip_grad_norm(adamw_.parameters(), options_.clip_norm > 0 ? options_.clip_norm : INFINITY);
+    if (!std::isfinite(norm))
+      throw Error(fmt::format("step {}: the gradient norm is {}; stopping ({})", state_.step + 1, norm, last_good()));
+    const double lr = learning_rate(options_.schedule, state_.step);
+    adamw_.step(lr);
+    ++state_.step;
+
+    window_loss_ += loss;
+    window_tokens_ += tokens;
+    ++window_steps_;
+    if (state_.step % options_.log_every == 0) {
+      const double seconds = std::chrono::duration<double>(Clock::now() - window_start_).count();
+      const double mean_loss = window_loss_ / window_steps_;
+      const double tokens_per_s = seconds > 0 ? window_tokens_ / seconds : 0;
+      metrics_.append({{"split", "train"}, {"step", state_.step}, {"epoch", state_.epoch}, {"loss", mean_loss},
+                       {"lr", lr}, {"grad_norm", norm}, {"tokens_per_s", tokens_per_s}});
+      status_ = fmt::format("loss {:.3f} | {:.0f} tok/s", mean_loss, tokens_per_s);
+      window_loss_ = 0;
+      window_tokens_ = window_steps_ = 0;
+      window_start_ = Clock::now();
+    }
+    return true;
+  }
+
+  double validation_loss() {
+    BatchPlanOptions o = plan_options();
+    o.shuffle = false;
+    double total = 0;
+    std::int64_t labels = 0;
+    for (const auto& rows : plan_batches(task_.costs(Split::Valid), o, 0)) {
+      const BatchLoss batch = task_.loss(Split::Valid, rows, 0.0);
+      total += batch.loss_sum.item<double>();
+      labels += batch.labels;
+    }
+    return total / static_cast<double>(std::max<std::int64_t>(labels, 1));
+  }
+
+  // Evaluates (when there is a validation set), saves a checkpoint, and says whether
+  // patience ran out.
+  bool evaluate_and_save() {
+    bool improved = false;
+    if (!task_.costs(Split::Valid).empty()) {
+      torch::nn::Module& model = task_.model();
+      model.eval();
+      std::map<std::string, double> values;
+      {
+        torch::NoGradGuard no_grad;
+        values = task_.extra_metrics(options_.eval_docs);
+        values["loss"] = validation_loss();
+      }
+      nlohmann::json line = {{"split", "valid"}, {"step", state_.step}};
+      for (const auto& [name, value] : values) line[name] = value;
+      metrics_.append(line);
+      const double value = values.at(options_.metric == "valid_loss" ? "loss" : options_.metric);
+      improved = !state_.best_metric ||
+                 (higher_is_better(options_.metric) ? value > *state_.best_metric : value < *state_.best_metric);
+      if (improved) {
+        state_.best_metric = value;
+        state_.best_step = state_.step;
+        state_.extra["evals_without_improvement"] = 0;
+      } else {
+        state_.extra["evals_without_improvement"] = state_.extra.value("evals_without_improvement", 0) + 1;
+      }
+    }
+    save();
+    if (improved) mark_best_checkpoint(run_.run_dir, state_.step);
+    prune_checkpoints(run_.run_dir, options_.keep_checkpoints);
+    return options_.patience > 0 && state_.extra.value("evals_without_improvement", 0) >= options_.patience;
+  }
+
+  void save() {
+    CheckpointContents contents;
+    contents.weights = module_tensors(task_.model());
+    contents.optimizer_state = adamw_.state_tensors();
+    contents.optimizer_step = adamw_.step_count();
+    contents.model_config = run_.model_config;
+    contents.run_config = run_.run_config;
+    contents.trainer_state = state_;
+    contents.trainer_state.seed = options_.seed;
+    contents.tokenizer_dir = run_.tokenizer_dir;
+    save_checkpoint(checkpoint_dir(run_.run_dir, state_.step), contents);
+    mark_latest_checkpoint(run_.run_dir, state_.step);
+    saved_step_ = state_.step;
+  }
+
+  TrainTask& task_;
+  const TrainOptions& options_;
+  const RunInfo& run_;
+  AdamW adamw_;
+  MetricsLog metrics_;
+  TrainerState state_;
+  BatchPlan plan_;
+  std::int64_t saved_step_ = -1;
+  double window_loss_ = 0;
+  std::int64_t window_tokens_ = 0, window_steps_ = 0;
+  Clock::time_point window_start_;
+  std::string status_;
+};
+
+}  // namespace
+
+TrainResult run_training(TrainTask& task, const TrainOptions& options, const RunInfo& run) {
+  torch::set_num_threads(options.threads > 0 ? static_cast<int>(options.threads)
+                                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  return Loop(task, options, run).run();
+}
+
+}  // namespace strata::train

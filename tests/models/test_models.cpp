@@ -1,0 +1,197 @@
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <set>
+
+#include "strata/core/error.h"
+#include "strata/models/causal_lm.h"
+#include "strata/models/encoder_model.h"
+#include "strata/models/seq2seq.h"
+
+namespace strata::models {
+namespace {
+
+ModelConfig tiny(Architecture architecture, bool pre_norm = false) {
+  ModelConfig c;
+  c.architecture = architecture;
+  c.vocab_size = 40;
+  c.d_model = 16;
+  c.heads = 2;
+  c.d_ff = 32;
+  c.encoder_layers = 2;
+  c.decoder_layers = 2;
+  c.max_positions = 64;
+  c.dropout = 0.0;
+  c.pre_norm = pre_norm;
+  return c;
+}
+
+std::set<std::string> names(const torch::nn::Module& m) {
+  std::set<std::string> out;
+  for (const auto& p : m.named_parameters()) out.insert(p.key());
+  return out;
+}
+
+TEST(Seq2Seq, ParametersCarryBartNames) {
+  Seq2Seq model(tiny(Architecture::Seq2Seq));
+  const auto n = names(*model);
+  for (const char* expected :
+       {"shared.weight", "encoder.embed_positions.weight", "encoder.layernorm_embedding.weight",
+        "encoder.layers.0.self_attn.q_proj.weight", "encoder.layers.1.final_layer_norm.bias",
+        "decoder.layers.0.encoder_attn.k_proj.weight", "decoder.layers.1.encoder_attn_layer_norm.weight",
+        "decoder.layers.1.fc2.weight"})
+    EXPECT_TRUE(n.count(expected)) << expected;
+  EXPECT_FALSE(n.count("lm_head.weight"));  // tied
+  EXPECT_FALSE(n.count("encoder.embed_tokens.weight"));  // shared, named once
+}
+
+TEST(Seq2Seq, UntiedAndPreNormVariantsHaveTheirOwnPieces) {
+  ModelConfig c = tiny(Architecture::Seq2Seq, /*pre_norm=*/true);
+  c.tie_embeddings = false;
+  Seq2Seq model(c);
+  const auto n = names(*model);
+  EXPECT_TRUE(n.count("lm_head.weight"));
+  EXPECT_TRUE(n.count("encoder.layer_norm.weight"));
+  EXPECT_FALSE(n.count("encoder.layernorm_embedding.weight"));
+}
+
+TEST(Seq2Seq, PaddingDoesNotChangeTheRealTokensResults) {
+  torch::manual_seed(1);
+  Seq2Seq model(tiny(Architecture::Seq2Seq));
+  model->eval();
+  const at::Tensor source = torch::tensor({5, 6, 7, 1}, torch::kInt64).view({1, 4});
+  const at::Tensor padded = torch::tensor({5, 6, 7, 1, 2, 2}, torch::kInt64).view({1, 6});
+  const at::Tensor mask = torch::tensor({1, 1, 1, 1, 0, 0}, torch::kBool).view({1, 6});
+  const at::Tensor target = torch::tensor({0, 9, 10}, torch::kInt64).view({1, 3});
+  const at::Tensor plain = model->forward(source, at::Tensor(), target);
+  const at::Tensor with_padding = model->forward(padded, mask, target);
+  EXPECT_TRUE(torch::allclose(plain, with_padding, 1e-5, 1e-5));
+}
+
+TEST(Seq2Seq, CachedStepsEqualTheFullDecoderPass) {
+  for (bool pre_norm : {false, true}) {
+    torch::manual_seed(2);
+    Seq2Seq model(tiny(Architecture::Seq2Seq, pre_norm));
+    model->eval();
+    torch::NoGradGuard no_grad;
+    const at::Tensor source = torch::randint(3, 40, {2, 7}, torch::kInt64);
+    const at::Tensor target = torch::randint(3, 40, {2, 5}, torch::kInt64);
+    const EncoderOutput encoded = model->encode(source, at::Tensor());
+    const at::Tensor full = model->logits(model->decode(target, encoded));
+    nn::KvCache cache = model->new_cache();
+    for (int64_t t = 0; t < 5; ++t) {
+      const at::Tensor step = model->logits(model->decode(target.narrow(1, t, 1), encoded, &cache));
+      EXPECT_TRUE(torch::allclose(step.squeeze(1), full.select(1, t), 1e-5, 1e-5)) << "step " << t;
+    }
+    EXPECT_EQ(cache.length, 5);
+  }
+}
+
+TEST(Seq2Seq, CacheReorderFollowsTheChosenRows) {
+  torch::manual_seed(3);
+  Seq2Seq model(tiny(Architecture::Seq2Seq));
+  model->eval();
+  torch::NoGradGuard no_grad;
+  const at::Tensor source = torch::randint(3, 40, {2, 6}, torch::kInt64);
+  const EncoderOutput encoded = model->encode(source, at::Tensor());
+  nn::KvCache cache = model->new_cache();
+  model->decode(torch::tensor({0, 0}, torch::kInt64).view({2, 1}), encoded, &cache);
+  // Keep row 1 twice: both rows must now behave as row 1 of the swapped-in source.
+  cache.reorder(torch::tensor({1, 1}, torch::kInt64));
+  const EncoderOutput twice{encoded.hidden.index_select(0, torch::tensor({1, 1})), at::Tensor()};
+  const at::Tensor next = model->decode(torch::tensor({7, 7}, torch::kInt64).view({2, 1}), twice, &cache);
+  const at::Tensor full = model->decode(torch::tensor({0, 7}, torch::kInt64).view({1, 2}),
+                                        {encoded.hidden.narrow(0, 1, 1), at::Tensor()});
+  EXPECT_TRUE(torch::allclose(next[0][0], full[0][1], 1e-5, 1e-5));
+  EXPECT_TRUE(torch::allclose(next[1][0], full[0][1], 1e-5, 1e-5));
+}
+
+TEST(Seq2Seq, LearnsToCopyItsInput) {
+  torch::manual_seed(4);
+  ModelConfig c = tiny(Architecture::Seq2Seq);
+  c.d_model = 32;
+  c.d_ff = 64;
+  Seq2Seq model(c);
+  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(3e-3));
+  const at::Tensor source = torch::randint(3, 40, {16, 6}, torch::kInt64);
+  const at::Tensor inputs = torch::cat({torch::zeros({16, 1}, torch::kInt64), source.narrow(1, 0, 5)}, 1);
+  double first = 0, last = 0;
+  for (int step = 0; step < 150; ++step) {
+    optimizer.zero_grad();
+    const at::Tensor logits = model->forward(source, at::Tensor(), inputs);
+    const at::Tensor loss = torch::cross_entropy_loss(logits.reshape({-1, 40}), source.reshape({-1}));
+    loss.backward();
+    optimizer.step();
+    (step == 0 ? first : last) = loss.item<double>();
+  }
+  EXPECT_GT(first, 3.0);  // ~ln(40) at the start
+  EXPECT_LT(last, 0.3);
+}
+
+TEST(CausalLm, CachedStepsEqualTheFullPassAndThereIsNoCrossAttention) {
+  torch::manual_seed(5);
+  CausalLm model(tiny(Architecture::CausalLm, /*pre_norm=*/true));
+  model->eval();
+  EXPECT_FALSE(names(*model).count("decoder.layers.0.encoder_attn.q_proj.weight"));
+  torch::NoGradGuard no_grad;
+  const at::Tensor ids = torch::randint(3, 40, {3, 6}, torch::kInt64);
+  const at::Tensor full = model->forward(ids);
+  nn::KvCache cache = model->new_cache();
+  const at::Tensor first = model->forward(ids.narrow(1, 0, 4), &cache);  // a prompt, then steps
+  EXPECT_TRUE(torch::allclose(first, full.narrow(1, 0, 4), 1e-5, 1e-5));
+  for (int64_t t = 4; t < 6; ++t)
+    EXPECT_TRUE(torch::allclose(model->forward(ids.narrow(1, t, 1), &cache).squeeze(1), full.select(1, t), 1e-5, 1e-5));
+}
+
+TEST(CausalLm, AFutureTokenDoesNotChangeEarlierLogits) {
+  torch::manual_seed(6);
+  CausalLm model(tiny(Architecture::CausalLm));
+  model->eval();
+  at::Tensor ids = torch::randint(3, 40, {1, 5}, torch::kInt64);
+  const at::Tensor before = model->forward(ids);
+  ids[0][4] = (ids[0][4].item<int64_t>() + 1) % 40;
+  EXPECT_TRUE(torch::allclose(model->forward(ids).narrow(1, 0, 4), before.narrow(1, 0, 4), 1e-6, 1e-6));
+}
+
+TEST(EncoderModel, HeadsGiveOneVectorPerTokenMarkerOrSequence) {
+  torch::manual_seed(7);
+  ModelConfig c = tiny(Architecture::Encoder);
+  c.num_labels = 3;
+  c.marker_id = 4;
+  const at::Tensor ids = torch::tensor({9, 8, 4, 7, 4, 2, 9, 4, 2, 2, 2, 2}, torch::kInt64).view({2, 6});
+  const at::Tensor padding = ids != 2;
+  c.head = EncoderHead::Token;
+  EXPECT_EQ(EncoderModel(c)->forward(ids, padding).logits.sizes(), (std::vector<int64_t>{2, 6, 3}));
+  c.head = EncoderHead::Sequence;
+  EXPECT_EQ(EncoderModel(c)->forward(ids, padding).logits.sizes(), (std::vector<int64_t>{2, 3}));
+  c.head = EncoderHead::Marker;
+  const Classification markers = EncoderModel(c)->forward(ids, padding);
+  EXPECT_EQ(markers.logits.sizes(), (std::vector<int64_t>{3, 3}));
+  EXPECT_TRUE(markers.positions.equal(torch::tensor({0, 2, 0, 4, 1, 1}, torch::kInt64).view({3, 2})));
+}
+
+TEST(ModelConfig, JsonRoundTripAndErrorsNameTheField) {
+  ModelConfig c = tiny(Architecture::CausalLm);
+  c.attention_dropout = 0.25;
+  const ModelConfig back = ModelConfig::from_json(c.to_json(), "config.json");
+  EXPECT_EQ(back.to_json(), c.to_json());
+  nlohmann::json bad = c.to_json();
+  bad["heads"] = 3;
+  try {
+    ModelConfig::from_json(bad, "run/config.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model.heads"), std::string::npos) << e.what();
+  }
+  bad = c.to_json();
+  bad.erase("d_ff");
+  EXPECT_THROW(ModelConfig::from_json(bad, "x"), Error);
+}
+
+TEST(ModelConfig, BuildingAnotherArchitectureIsAnError) {
+  EXPECT_THROW(Seq2Seq{tiny(Architecture::CausalLm)}, Error);
+  EXPECT_THROW(CausalLm{tiny(Architecture::Encoder)}, Error);
+}
+
+}  // namespace
+}  // namespace strata::models
