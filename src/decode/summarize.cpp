@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "strata/core/progress.h"
+#include "strata/core/utf8.h"
 #include "strata/data/token_batches.h"
 #include "strata/decode/generate.h"
 #include "strata/decode/model_steppers.h"
@@ -14,6 +15,7 @@ namespace strata::decode {
 namespace {
 
 // Drops the special tokens (eos, pad, ...) a generated sequence may hold before detokenizing.
+// A byte-level model can emit a partial UTF-8 sequence: it becomes U+FFFD, as in HF's decode.
 std::string detokenize(const Tokenizer& tokenizer, const std::vector<std::int64_t>& tokens,
                        const models::ModelConfig& config) {
   std::vector<std::int32_t> ids;
@@ -22,7 +24,7 @@ std::string detokenize(const Tokenizer& tokenizer, const std::vector<std::int64_
     if (t == config.pad_id || t == config.bos_id || t == config.decoder_start_id) continue;
     ids.push_back(static_cast<std::int32_t>(t));
   }
-  return tokenizer.decode(ids);
+  return sanitize_utf8(tokenizer.decode(ids));
 }
 
 }  // namespace

@@ -28,8 +28,9 @@ class Seq2SeqStepper : public StepModel {
   at::Tensor history_;  // [N, T] tokens so far, without the cache
 };
 
-// Continues prompts of equal length ([B, T] int64); the first step() call's tokens are the
-// prompts' last tokens, so the prompt minus its last token is run at construction.
+// Continues prompts of equal length ([B, T] int64, T >= 1). The prompt minus its last token is
+// run at construction; the first step() feeds each prompt's last token in place of the start
+// token generate() passes, so the rows of a batch may end differently.
 class CausalLmStepper : public StepModel {
  public:
   CausalLmStepper(models::CausalLm model, const at::Tensor& prompts, bool use_cache);
@@ -41,7 +42,8 @@ class CausalLmStepper : public StepModel {
   models::CausalLm model_;
   bool use_cache_;
   nn::KvCache cache_;
-  at::Tensor history_;  // [N, T] every token so far
+  at::Tensor history_;  // [N, T] every token fed so far
+  at::Tensor pending_;  // [B] the prompts' last tokens until the first step
 };
 
 }  // namespace strata::decode

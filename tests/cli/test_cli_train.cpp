@@ -1,0 +1,153 @@
+// `strata train`, `summarize`, `eval summarize`, `lm train` and `lm eval` run as a user would,
+// on a small generated dataset with a tiny model: the commands, their files and their errors.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "support/cli.h"
+
+namespace strata {
+namespace {
+
+namespace fs = std::filesystem;
+using test_support::CliResult;
+using test_support::slurp;
+
+class CliTrain : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("strata_cli_train_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    const char* words[] = {"list", "copy", "files", "directory", "print", "network", "show", "the",
+                           "contents", "of", "a", "remove", "user", "manual", "page", "system"};
+    std::uint32_t state = 7;
+    auto next = [&] { return state = state * 1103515245u + 12345u, (state >> 16) % 16; };
+    for (const char* split : {"train", "valid"}) {
+      std::ofstream out(dir_ / (std::string(split) + ".jsonl"));
+      for (int i = 0; i < (split[0] == 't' ? 40 : 6); ++i) {
+        std::string summary, body;
+        for (int w = 0; w < 4; ++w) summary += std::string(w ? " " : "") + words[next()];
+        body = summary + ". ";
+        for (int s = 0; s < 4; ++s) {
+          for (int w = 0; w < 8; ++w) body += std::string(w ? " " : "") + words[next()];
+          body += ". ";
+        }
+        out << nlohmann::json{{"document", body}, {"summary", summary}}.dump() << "\n";
+      }
+    }
+    std::ofstream(dir_ / "doc.md") << "# tool\n\nlist the contents of a directory. print files.\n";
+    ASSERT_EQ(run("tokenizer train --input " + path("train.jsonl") + " --out " + path("tok") +
+                  " --vocab-size 300 --type byte-bpe")
+                  .exit_code,
+              0);
+    std::ofstream(dir_ / "tiny.toml") << "[model]\nd_model = 32\nheads = 2\nd_ff = 64\nencoder_layers = 1\n"
+                                         "decoder_layers = 1\nmax_positions = 128\n"
+                                         "[data]\ntrain = \"" << path("train.jsonl") << "\"\nvalid = \""
+                                      << path("valid.jsonl") << "\"\ntokenizer = \"" << path("tok")
+                                      << "\"\nmax_source_tokens = 64\n"
+                                         "[train]\nmax_steps = 6\nwarmup_steps = 2\neval_every = 3\neval_docs = 4\n"
+                                         "max_tokens = 512\nthreads = 1\n"
+                                         "[decode]\nbeam_size = 2\nmax_length = 8\n";
+    trained_ = run("train --quiet --config " + path("tiny.toml") + " --out " + path("run"));
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+
+  static CliResult run(const std::string& args) { return test_support::run_strata(args, dir_); }
+  static std::string path(const std::string& name) { return (dir_ / name).string(); }
+
+  static fs::path dir_;
+  static CliResult trained_;
+};
+fs::path CliTrain::dir_;
+CliResult CliTrain::trained_;
+
+TEST_F(CliTrain, TrainWritesCheckpointsMetricsAndTheEffectiveConfig) {
+  ASSERT_EQ(trained_.exit_code, 0) << trained_.err;
+  EXPECT_NE(trained_.out.find("trainable params:"), std::string::npos) << trained_.out;
+  EXPECT_NE(trained_.out.find("stopped after 6 steps (max_steps)"), std::string::npos) << trained_.out;
+  for (const char* file : {"run/config.toml", "run/metrics.jsonl", "run/checkpoints/latest", "run/checkpoints/best",
+                           "run/checkpoints/step-00000006/model.safetensors",
+                           "run/checkpoints/step-00000006/tokenizer/strata-tokenizer.json"})
+    EXPECT_TRUE(fs::exists(dir_ / file)) << file;
+  EXPECT_NE(slurp(dir_ / "run/metrics.jsonl").find("\"rougeL\""), std::string::npos);
+  EXPECT_NE(slurp(dir_ / "run/config.toml").find("max_steps = 6"), std::string::npos);
+}
+
+TEST_F(CliTrain, SummarizeADocumentAndEvaluateADataset) {
+  ASSERT_EQ(trained_.exit_code, 0) << trained_.err;
+  const CliResult one = run("summarize --model " + path("run") + " --input " + path("doc.md") + " --beam 1");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(std::count(one.out.begin(), one.out.end(), '\n'), 1) << one.out;
+
+  const CliResult lines = run("summarize --model " + path("run") + " --input " + path("valid.jsonl"));
+  ASSERT_EQ(lines.exit_code, 0) << lines.err;
+  EXPECT_EQ(std::count(lines.out.begin(), lines.out.end(), '\n'), 6);
+  EXPECT_NO_THROW(nlohmann::json::parse(lines.out.substr(0, lines.out.find('\n'))).at("prediction"));
+
+  const CliResult eval = run("eval summarize --model " + path("run") + " --data " + path("valid.jsonl") +
+                             " --out " + path("eval"));
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  EXPECT_NE(eval.out.find("rougeLsum"), std::string::npos) << eval.out;
+  const nlohmann::json report = nlohmann::json::parse(slurp(dir_ / "eval/rouge.json"));
+  EXPECT_EQ(report["count"], 6);
+  EXPECT_TRUE(report["scores"]["rouge1"]["fmeasure"].contains("low"));
+  EXPECT_TRUE(fs::exists(dir_ / "eval/predictions.jsonl"));
+}
+
+TEST_F(CliTrain, ResumeOfAFinishedRunStopsAtOnceAndARerunWithoutItIsRefused) {
+  ASSERT_EQ(trained_.exit_code, 0) << trained_.err;
+  const CliResult again = run("train --quiet --config " + path("tiny.toml") + " --out " + path("run"));
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_NE(again.err.find("--resume"), std::string::npos) << again.err;
+  const CliResult resumed = run("train --quiet --resume --config " + path("tiny.toml") + " --out " + path("run"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("stopped after 6 steps"), std::string::npos) << resumed.out;
+}
+
+TEST_F(CliTrain, ConfigTypoNamesTheClosestKey) {
+  const CliResult typo = run("train --config " + path("tiny.toml") + " --out " + path("typo") + " train.learning_rte=1e-3");
+  EXPECT_NE(typo.exit_code, 0);
+  EXPECT_NE(typo.err.find("train.learning_rte"), std::string::npos) << typo.err;
+  EXPECT_NE(typo.err.find("did you mean 'train.learning_rate'"), std::string::npos) << typo.err;
+  EXPECT_FALSE(fs::exists(dir_ / "typo"));
+}
+
+TEST_F(CliTrain, PrintConfigShowsDefaultsAndOverrides) {
+  const CliResult printed = run("train --config " + path("tiny.toml") + " --print-config train.max_steps=9");
+  ASSERT_EQ(printed.exit_code, 0) << printed.err;
+  EXPECT_NE(printed.out.find("max_steps = 9"), std::string::npos) << printed.out;
+  EXPECT_NE(printed.out.find("label_smoothing = 0.1"), std::string::npos) << printed.out;
+}
+
+TEST_F(CliTrain, AModelOfAnotherArchitectureIsAClearError) {
+  ASSERT_EQ(trained_.exit_code, 0) << trained_.err;
+  const CliResult lm = run("lm eval --model " + path("run") + " --data " + path("valid.jsonl"));
+  EXPECT_NE(lm.exit_code, 0);
+  EXPECT_NE(lm.err.find("seq2seq"), std::string::npos) << lm.err;
+  EXPECT_NE(lm.err.find("causal_lm"), std::string::npos) << lm.err;
+  const CliResult not_a_model = run("summarize --model " + path("tok") + " --input " + path("doc.md"));
+  EXPECT_NE(not_a_model.exit_code, 0);
+  EXPECT_NE(not_a_model.err.find("not a model"), std::string::npos) << not_a_model.err;
+}
+
+TEST_F(CliTrain, LanguageModelTrainsAndReportsPerplexity) {
+  const CliResult trained = run("lm train --quiet --config " + path("tiny.toml") + " --out " + path("lm") +
+                                " model.architecture=causal_lm model.pre_norm=true data.block_size=16 train.eval_docs=0");
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  const CliResult eval = run("lm eval --json --model " + path("lm") + " --data " + path("valid.jsonl"));
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  const nlohmann::json result = nlohmann::json::parse(eval.out);
+  EXPECT_GT(result["perplexity"].get<double>(), 1.0);
+  EXPECT_LT(result["perplexity"].get<double>(), 300.0);  // below the uniform guess over the vocabulary
+  const CliResult wrong = run("lm train --quiet --config " + path("tiny.toml") + " --out " + path("lm2"));
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_NE(wrong.err.find("causal_lm"), std::string::npos) << wrong.err;
+}
+
+}  // namespace
+}  // namespace strata
