@@ -86,6 +86,24 @@ std::vector<Seq2SeqExample> examples_of(const std::vector<Document>& documents, 
   return examples;
 }
 
+// A trained summariser with the decoding options the flags and its run ask for.
+struct Summarizer {
+  train::LoadedModel info;
+  models::Seq2Seq model{nullptr};
+  decode::SummarizeOptions options;
+
+  Summarizer(const std::string& path, const GenerationFlags& flags) : model(train::load_seq2seq(path, info)) {
+    options.generation = generation_for(flags, info);
+    options.use_cache = !flags.no_cache;
+  }
+  std::vector<std::string> run(std::span<const Seq2SeqExample> examples, bool quiet) {
+    Progress progress("summarize", examples.size(), "docs", quiet);
+    std::vector<std::string> summaries = decode::summarize(model, *info.tokenizer, examples, options, &progress);
+    progress.finish();
+    return summaries;
+  }
+};
+
 struct SummarizeFlags {
   std::string model;
   std::string input = "-";
@@ -94,16 +112,11 @@ struct SummarizeFlags {
 };
 
 void run_summarize(const SummarizeFlags& flags) {
-  train::LoadedModel info;
-  models::Seq2Seq model = train::load_seq2seq(flags.model, info);
-  decode::SummarizeOptions options;
-  options.generation = generation_for(*flags.generation, info);
-  options.use_cache = !flags.generation->no_cache;
+  Summarizer summarizer(flags.model, *flags.generation);
   const std::vector<Document> documents = read_inputs(flags.input);
-  const std::vector<Seq2SeqExample> examples = examples_of(documents, *info.tokenizer, truncation_of(info));
-  Progress progress("summarize", examples.size(), "docs", examples.size() < 20);
-  const std::vector<std::string> summaries = decode::summarize(model, *info.tokenizer, examples, options, &progress);
-  progress.finish();
+  const std::vector<Seq2SeqExample> examples =
+      examples_of(documents, *summarizer.info.tokenizer, truncation_of(summarizer.info));
+  const std::vector<std::string> summaries = summarizer.run(examples, examples.size() < 20);
   if (flags.out.empty() && documents.size() == 1) {
     std::printf("%s\n", summaries[0].c_str());
     return;
@@ -128,16 +141,11 @@ struct EvalFlags {
 };
 
 void run_eval_summarize(const EvalFlags& flags) {
-  train::LoadedModel info;
-  models::Seq2Seq model = train::load_seq2seq(flags.model, info);
-  decode::SummarizeOptions options;
-  options.generation = generation_for(*flags.generation, info);
-  options.use_cache = !flags.generation->no_cache;
+  Summarizer summarizer(flags.model, *flags.generation);
+  const train::LoadedModel& info = summarizer.info;
   std::vector<Seq2SeqExample> examples = load_seq2seq_examples(flags.data, *info.tokenizer, truncation_of(info), true);
   if (flags.limit > 0 && examples.size() > flags.limit) examples.resize(flags.limit);
-  Progress progress("summarize", examples.size(), "docs");
-  const std::vector<std::string> predictions = decode::summarize(model, *info.tokenizer, examples, options, &progress);
-  progress.finish();
+  const std::vector<std::string> predictions = summarizer.run(examples, false);
 
   std::vector<std::string> references;
   for (const Seq2SeqExample& e : examples) references.push_back(e.reference);
@@ -153,7 +161,7 @@ void run_eval_summarize(const EvalFlags& flags) {
   nlohmann::ordered_json summary = rouge_report_json(report);
   summary["model"] = info.checkpoint.string();
   summary["data"] = flags.data;
-  summary["beam_size"] = options.generation.beam_size;
+  summary["beam_size"] = summarizer.options.generation.beam_size;
   write_file_atomic(out / "rouge.json", summary.dump(2) + "\n");
 
   print_rouge_table(report);

@@ -18,15 +18,6 @@ namespace {
 
 constexpr std::size_t kReadBatch = 1024;  // documents read before each parallel tokenization
 
-std::int32_t require_eos(const Tokenizer& tokenizer) {
-  const std::optional<std::int32_t> eos = tokenizer.eos_id();
-  if (!eos)
-    throw Error(fmt::format("language-model data needs a tokenizer with an eos token; this {} "
-                            "tokenizer has none",
-                            tokenizer.kind()));
-  return *eos;
-}
-
 void check_block_size(std::size_t block_size) {
   if (block_size < 2) throw Error("language-model data: block_size must be at least 2");
 }
@@ -35,7 +26,7 @@ void check_block_size(std::size_t block_size) {
 
 std::vector<std::int32_t> lm_token_stream(std::span<const Document> documents,
                                           const Tokenizer& tokenizer) {
-  const std::int32_t eos = require_eos(tokenizer);
+  const std::int32_t eos = require_eos(tokenizer, "language-model data");
   std::vector<std::vector<std::int32_t>> encoded(documents.size());
   std::exception_ptr failure;  // an exception must not leave the parallel region
 #pragma omp parallel for schedule(dynamic, 4)
@@ -73,7 +64,7 @@ std::vector<std::vector<std::int32_t>> load_lm_chunks(
     const std::vector<std::filesystem::path>& inputs, const Tokenizer& tokenizer,
     std::size_t block_size, bool show_progress) {
   check_block_size(block_size);
-  require_eos(tokenizer);
+  require_eos(tokenizer, "language-model data");
   if (inputs.empty()) throw Error("language-model data: no input files");
   Progress progress("documents", 0, "documents", !show_progress);
   std::vector<std::int32_t> stream;

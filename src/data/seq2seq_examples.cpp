@@ -28,15 +28,6 @@ void check(const TruncationOptions& options) {
   if (options.segments < 1) throw Error("seq2seq examples: segments must be at least 1");
 }
 
-std::int32_t require_eos(const Tokenizer& tokenizer) {
-  const std::optional<std::int32_t> eos = tokenizer.eos_id();
-  if (!eos)
-    throw Error(fmt::format("seq2seq examples need a tokenizer with an eos token; this {} "
-                            "tokenizer has none",
-                            tokenizer.kind()));
-  return *eos;
-}
-
 // Keeps the tokens marked in `keep`, appends eos, and renumbers positions and segments.
 void compact(Layout& layout, const std::vector<char>& keep, std::int32_t eos, int segments) {
   std::size_t kept = 0;
@@ -152,7 +143,7 @@ std::vector<std::size_t> share_budget(std::span<const std::size_t> section_lengt
 Seq2SeqExample make_seq2seq_example(const Document& document, const Tokenizer& tokenizer,
                                     const TruncationOptions& options) {
   check(options);
-  return make(document, tokenizer, options, require_eos(tokenizer)).example;
+  return make(document, tokenizer, options, require_eos(tokenizer, "seq2seq examples")).example;
 }
 
 std::vector<Seq2SeqExample> load_seq2seq_examples(const std::filesystem::path& jsonl,
@@ -160,7 +151,7 @@ std::vector<Seq2SeqExample> load_seq2seq_examples(const std::filesystem::path& j
                                                   const TruncationOptions& options,
                                                   bool show_progress, Seq2SeqLoadStats* stats_out) {
   check(options);
-  const std::int32_t eos = require_eos(tokenizer);
+  const std::int32_t eos = require_eos(tokenizer, "seq2seq examples");
   DatasetReader reader(jsonl);
   Progress progress(jsonl.filename().string(), 0, "documents", !show_progress);
   Seq2SeqLoadStats stats;

@@ -8,10 +8,7 @@
 namespace strata::models {
 
 CausalLmImpl::CausalLmImpl(const ModelConfig& config) : config_(config) {
-  config.check();
-  if (config.architecture != Architecture::CausalLm)
-    throw Error("model.architecture: a causal_lm model was asked for, the config says '" +
-                architecture_name(config.architecture) + "'");
+  check_architecture(config, Architecture::CausalLm);
   embed_tokens = register_module("embed_tokens", torch::nn::Embedding(config.vocab_size, config.d_model));
   decoder = register_module("decoder", nn::TransformerDecoder(stack_options(config, config.decoder_layers),
                                                               embed_tokens, /*cross_attention=*/false));

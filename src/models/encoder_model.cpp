@@ -8,10 +8,7 @@
 namespace strata::models {
 
 EncoderModelImpl::EncoderModelImpl(const ModelConfig& config) : config_(config) {
-  config.check();
-  if (config.architecture != Architecture::Encoder)
-    throw Error("model.architecture: an encoder model was asked for, the config says '" +
-                architecture_name(config.architecture) + "'");
+  check_architecture(config, Architecture::Encoder);
   if (config.num_labels <= 0) throw Error("model.num_labels: must be positive");
   embed_tokens = register_module("embed_tokens", torch::nn::Embedding(config.vocab_size, config.d_model));
   encoder = register_module("encoder", nn::TransformerEncoder(stack_options(config, config.encoder_layers), embed_tokens));

@@ -2,7 +2,16 @@
 
 #include <torch/torch.h>
 
+#include "strata/core/error.h"
+
 namespace strata::models {
+
+void check_architecture(const ModelConfig& config, Architecture architecture) {
+  config.check();
+  if (config.architecture != architecture)
+    throw Error("model.architecture: a " + architecture_name(architecture) + " model was asked for, the config says '" +
+                architecture_name(config.architecture) + "'");
+}
 
 nn::StackOptions stack_options(const ModelConfig& config, std::int64_t layers) {
   nn::StackOptions options;

@@ -8,10 +8,7 @@
 namespace strata::models {
 
 Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config) : config_(config) {
-  config.check();
-  if (config.architecture != Architecture::Seq2Seq)
-    throw Error("model.architecture: a seq2seq model was asked for, the config says '" +
-                architecture_name(config.architecture) + "'");
+  check_architecture(config, Architecture::Seq2Seq);
   shared = register_module("shared", torch::nn::Embedding(config.vocab_size, config.d_model));
   encoder = register_module("encoder", nn::TransformerEncoder(stack_options(config, config.encoder_layers), shared));
   decoder = register_module(

@@ -8,6 +8,9 @@
 
 namespace strata::models {
 
+// config.check(), then strata::Error unless the config is of `architecture`.
+void check_architecture(const ModelConfig& config, Architecture architecture);
+
 nn::StackOptions stack_options(const ModelConfig& config, std::int64_t layers);
 
 // BART's initialisation: N(0, 0.02) for linear and embedding weights, zero biases, zero

@@ -55,6 +55,10 @@ class Tokenizer {
   }
 };
 
+// The eos id, or strata::Error "<needed_by> needs a tokenizer with an eos token; this <kind>
+// tokenizer has none".
+std::int32_t require_eos(const Tokenizer& tokenizer, std::string_view needed_by);
+
 // Loads any tokenizer strata knows, choosing by content, not by name:
 //  - a sentencepiece model (.model protobuf),
 //  - an HF tokenizer.json with a byte-level BPE model,
