@@ -106,8 +106,8 @@ void run_train(const TrainFlags& flags, std::optional<models::Architecture> requ
   if (required && m.architecture != *required)
     throw Error("model.architecture: this command trains " + models::architecture_name(*required) + " models, the config says " +
                 models::architecture_name(m.architecture));
-  if (flags.out.empty()) throw Error("--out: give the run directory");
-  const fs::path run_dir = flags.out;
+  if (flags.out.empty() && flags.config.empty()) throw Error("--out: give the run directory");
+  const fs::path run_dir = flags.out.empty() ? fs::path("runs") / fs::path(flags.config).stem() : fs::path(flags.out);
   if (!flags.resume && fs::exists(run_dir / "checkpoints"))
     throw Error(run_dir.string() + " already holds a run: pass --resume to continue it, or choose another --out");
 
@@ -133,7 +133,7 @@ void run_train(const TrainFlags& flags, std::optional<models::Architecture> requ
 std::shared_ptr<TrainFlags> add_train_flags(CLI::App* sub) {
   auto flags = std::make_shared<TrainFlags>();
   sub->add_option("--config", flags->config, "TOML file with [model], [data], [train] and [decode] sections");
-  sub->add_option("--out", flags->out, "run directory: checkpoints, metrics.jsonl, config.toml");
+  sub->add_option("--out", flags->out, "run directory: checkpoints, metrics.jsonl, config.toml (default: runs/<config name>)");
   sub->add_flag("--resume", flags->resume, "continue the run in --out from its latest checkpoint");
   sub->add_flag("--print-config", flags->print_config, "print the effective config (defaults filled in) and exit");
   sub->add_flag("--quiet", flags->quiet, "no progress bars");
