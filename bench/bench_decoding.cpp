@@ -38,6 +38,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu_load.h"
 #include "strata/core/files.h"
 #include "strata/decode/generate.h"
 #include "strata/decode/generation_options.h"
@@ -49,6 +50,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+using strata::bench::CpuSample;
+using strata::bench::cpu_sample;
+using strata::bench::idle_probe;
+using strata::bench::other_cores;
 using nlohmann::json;
 
 constexpr std::int64_t kSourceLen = 512;
@@ -93,40 +98,6 @@ std::string load_average() {
   out += " ";
   out += fifteen;
   return out;
-}
-
-// CPU use of other processes, in cores, between two samples: the machine's busy time from
-// /proc/stat minus this process's own CPU time (getrusage), over the wall-clock interval.
-struct CpuSample {
-  double machine_busy = 0, self = 0;
-  Clock::time_point when;
-};
-
-CpuSample cpu_sample() {
-  CpuSample s;
-  s.when = Clock::now();
-  std::ifstream in("/proc/stat");
-  std::string cpu;
-  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
-  in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
-  s.machine_busy = (user + nice + system + irq + softirq + steal) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-  struct rusage self {};
-  ::getrusage(RUSAGE_SELF, &self);
-  s.self = self.ru_utime.tv_sec + self.ru_utime.tv_usec * 1e-6 + self.ru_stime.tv_sec + self.ru_stime.tv_usec * 1e-6;
-  return s;
-}
-
-double other_cores(const CpuSample& a, const CpuSample& b) {
-  const double wall = std::chrono::duration<double>(b.when - a.when).count();
-  if (wall <= 0) return 0;
-  return std::max(0.0, (b.machine_busy - a.machine_busy) - (b.self - a.self)) / wall;
-}
-
-// Other processes' CPU use over the next `seconds`, in cores.
-double idle_probe(double seconds) {
-  const CpuSample a = cpu_sample();
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  return other_cores(a, cpu_sample());
 }
 
 // Times every step() of the stepper it wraps.
