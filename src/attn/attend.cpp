@@ -1,5 +1,6 @@
 #include <torch/torch.h>
 
+#include "kernels/fused.h"
 #include "kernels/reference.h"
 #include "strata/attn/attention_call.h"
 #include "strata/core/error.h"
@@ -8,12 +9,14 @@ namespace strata::attn {
 
 Kernel kernel_from_name(std::string_view name) {
   if (name == "reference") return Kernel::Reference;
-  throw Error("unknown attention kernel '" + std::string(name) + "' (known: reference)");
+  if (name == "fused") return Kernel::Fused;
+  throw Error("unknown attention kernel '" + std::string(name) + "' (known: reference, fused)");
 }
 
 std::string_view kernel_name(Kernel kernel) {
   switch (kernel) {
     case Kernel::Reference: return "reference";
+    case Kernel::Fused: return "fused";
   }
   return "?";
 }
@@ -21,6 +24,7 @@ std::string_view kernel_name(Kernel kernel) {
 at::Tensor attend(const AttentionCall& call, Kernel kernel) {
   switch (kernel) {
     case Kernel::Reference: return reference_attention(call);
+    case Kernel::Fused: return fused_attention(call);
   }
   throw Error("attend: unknown kernel");
 }

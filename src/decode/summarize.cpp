@@ -27,6 +27,21 @@ std::string detokenize(const Tokenizer& tokenizer, const std::vector<std::int64_
   return sanitize_utf8(tokenizer.decode(ids));
 }
 
+// Eval mode for the duration of a call; the module's mode comes back on return and on an
+// exception alike.
+class EvalModeGuard {
+ public:
+  explicit EvalModeGuard(torch::nn::Module& module) : module_(module), was_training_(module.is_training()) {
+    module_.eval();
+  }
+  ~EvalModeGuard() { module_.train(was_training_); }
+  EvalModeGuard(const EvalModeGuard&) = delete;
+  EvalModeGuard& operator=(const EvalModeGuard&) = delete;
+
+ private:
+  torch::nn::Module& module_;
+  bool was_training_;
+};
 }  // namespace
 
 GenerationOptions with_model_tokens(GenerationOptions options, const models::ModelConfig& config) {
@@ -50,8 +65,7 @@ std::vector<std::string> summarize(models::Seq2Seq& model, const Tokenizer& toke
   plan_options.shuffle = false;
   const BatchPlan plan = plan_batches(lengths, plan_options, 0);
 
-  const bool was_training = model->is_training();
-  model->eval();
+  const EvalModeGuard eval_mode(*model);
   torch::NoGradGuard no_grad;
   std::vector<std::string> summaries(examples.size());
   for (const std::vector<std::size_t>& rows : plan) {
@@ -63,7 +77,6 @@ std::vector<std::string> summarize(models::Seq2Seq& model, const Tokenizer& toke
       summaries[rows[i]] = detokenize(tokenizer, sequences[i], config);
     if (progress) progress->add(rows.size());
   }
-  model->train(was_training);
   return summaries;
 }
 

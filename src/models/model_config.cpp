@@ -29,7 +29,7 @@ void visit_fields(C& c, F&& f) {
   f("pre_norm", c.pre_norm, Origin::User, "LayerNorm before each block (GPT-2) instead of after (BART)");
   f("tie_embeddings", c.tie_embeddings, Origin::User, "output projection shares the token embedding");
   f("activation", c.activation, Origin::User, "FFN activation: gelu or relu");
-  f("attention_kernel", c.attention_kernel, Origin::User, "attention kernel: reference");
+  f("attention_kernel", c.attention_kernel, Origin::User, "attention kernel: fused (tiled, block-sparse) or reference (dense libtorch ops)");
   f("num_labels", c.num_labels, Origin::User, "encoder: classes of the classification head");
   f("marker_id", c.marker_id, Origin::Tokenizer, "encoder marker head: the marker token id");
   f("pad_id", c.pad_id, Origin::Tokenizer, "padding token id");

@@ -1,6 +1,9 @@
 #include "strata/nn/multi_head_attention.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
+
+#include <mutex>
 
 #include "strata/core/error.h"
 
@@ -79,6 +82,13 @@ at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at:
   call.query_offset = query_offset;
   call.dropout = options_.dropout;
   call.training = is_training();
+  // Dropout and Gumbel noise come from a counter keyed by this seed; drawing it from the
+  // global generator keeps training reproducible (the trainer reseeds that every step).
+  if (call.training) {
+    at::Generator generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    call.seed = generator.get<at::CPUGeneratorImpl>()->random64();
+  }
   const at::Tensor heads = attn::attend(call, options_.kernel);  // [B, H, Lq, Dh]
   return out_proj(heads.transpose(1, 2).reshape({x.size(0), x.size(1), options_.d_model}));
 }

@@ -6,11 +6,11 @@
 
 namespace strata::nn {
 
-namespace {
-
 torch::nn::LayerNorm layer_norm(std::int64_t d) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d}));
 }
+
+namespace {
 
 // One residual block: x + dropout(f(norm(x))) before the norm (pre-norm), or
 // norm(x + dropout(f(x))) after it (post-norm).

@@ -8,10 +8,6 @@ namespace strata::nn {
 
 namespace {
 
-torch::nn::LayerNorm layer_norm(std::int64_t d) {
-  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d}));
-}
-
 // Token + position embeddings at positions [offset, offset + L), with the embedding norm
 // (post-norm only) and dropout.
 at::Tensor embed(const at::Tensor& ids, std::int64_t offset, torch::nn::Embedding& tokens,

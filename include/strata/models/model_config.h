@@ -43,7 +43,7 @@ struct ModelConfig {
   bool pre_norm = false;             // false = post-LayerNorm (BART), true = pre-LayerNorm (GPT-2)
   bool tie_embeddings = true;        // output projection shares the token embedding
   std::string activation = "gelu";   // "gelu" or "relu"
-  std::string attention_kernel = "reference";
+  std::string attention_kernel = "fused";
   std::int64_t pad_id = 2;
   std::int64_t bos_id = 0;
   std::int64_t eos_id = 1;

@@ -23,7 +23,7 @@ struct AttentionOptions {
   std::int64_t d_model = 256;
   std::int64_t heads = 4;
   double dropout = 0.0;  // on attention probabilities
-  attn::Kernel kernel = attn::Kernel::Reference;
+  attn::Kernel kernel = attn::Kernel::Fused;
 };
 
 class MultiHeadAttentionImpl : public torch::nn::Module {

@@ -14,6 +14,9 @@
 
 namespace strata::nn {
 
+// A LayerNorm over the last dimension d (BART's, with weight and bias).
+torch::nn::LayerNorm layer_norm(std::int64_t d);
+
 struct LayerOptions {
   AttentionOptions attention;
   std::int64_t d_ff = 1024;

@@ -1,7 +1,14 @@
 #pragma once
 // The reference kernel: the dense score matrix with libtorch ops. Slow on long inputs and
-// memory-hungry (B × H × Lq × Lk scores), but obviously correct, and autograd gives every
-// gradient for free; other kernels are tested against it.
+// memory-hungry (B × H × Lq × (P + Lk) scores), but obviously correct, and autograd gives
+// every gradient for free (the bias table's included); other kernels are tested against it.
+//
+// The whole spec (spec.h), in this order per head: scores = q·kᵀ/√Dh + bias_table[h][relation]
+// + dense_bias; the visibility of PairRules::visible; the head's normaliser (Gumbel noise
+// counter_gumbel(seed, b, h, i, n) only when training, n in [0, P + Lk)); a fixed head's row is
+// one-hot on its fixed key instead; a row that sees no key gives zeros. Then dropout while
+// training: weight (b, h, i, n) kept when counter_keep(seed, rate, b, h, i, n), scaled by
+// 1 / (1 - rate).
 #include <ATen/core/Tensor.h>
 
 #include "strata/attn/attention_call.h"
@@ -10,8 +17,8 @@ namespace strata::attn {
 
 at::Tensor reference_attention(const AttentionCall& call);
 
-// [B or 1, 1, Lq, P + Lk] bool, true where query i may see key j; undefined when every
-// pair is visible.
+// Bool, true where query i may see key n: [B or 1, 1, Lq, P + Lk] for a plain spec (undefined
+// when every pair is visible), [B, H, Lq, P + Lk] otherwise.
 at::Tensor dense_visibility(const AttentionCall& call);
 
 }  // namespace strata::attn

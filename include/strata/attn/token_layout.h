@@ -1,0 +1,31 @@
+#pragma once
+// The structure of a batch of token sequences as int32 tensors, the form that masks and
+// relations read: per token [B, L] ids, per batch item the section tree's relations [B, S, S]
+// (S = the most sections of any item; never L × L). A field a spec does not need may be left
+// undefined; the engine names the missing field when a spec needs it.
+#include <ATen/core/Tensor.h>
+
+#include <vector>
+
+#include "strata/doc/layout.h"
+
+namespace strata::attn {
+
+struct TokenLayout {
+  at::Tensor section, paragraph, sentence, segment, document, token;  // [B, L] int32
+  at::Tensor repeated;  // [B, L] int32: 1 where the token occurs more than once in its document
+  at::Tensor path_len;  // [B, S, S] int32: signed PathLen between sections (seed 001 §3.1)
+  at::Tensor lvl_diff;  // [B, S, S] int32: LvlDiff between sections
+
+  std::int64_t batch() const;   // from the first defined per-token field
+  std::int64_t length() const;
+};
+
+// Stacks per-document layouts into a batch padded to `length` tokens (0 = the longest).
+// Padding positions get section 0, sentence/paragraph -1, segment/document of the last real
+// token, token id -1 and repeated 0. Every token of an item gets document 0 (one document per
+// item); packed sequences set `document` themselves. path_len/lvl_diff are padded with 0 to
+// the batch's most sections. strata::Error when an item is longer than `length`.
+TokenLayout batch_layouts(const std::vector<const Layout*>& layouts, std::int64_t length = 0);
+
+}  // namespace strata::attn

@@ -1,0 +1,218 @@
+#include "strata/attn/block_mask.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <string>
+
+#include "pair_rules.h"
+#include "strata/core/error.h"
+
+namespace strata::attn {
+
+double BlockMask::tile_density() const {
+  const std::int64_t total = batch * groups * q_tiles * k_tiles;
+  return total == 0 ? 0.0 : static_cast<double>(tile.size()) / static_cast<double>(total);
+}
+
+namespace {
+
+using State = PairRules::State;
+
+// How a predicate covers a rectangle of pairs: none of them, some, or all.
+enum class Cover : std::uint8_t { Empty, Partial, Full };
+
+struct Range {
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max();
+  std::int64_t hi = std::numeric_limits<std::int64_t>::min();
+  void add(std::int64_t v) {
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+};
+
+// Equality between every value of `a` and every value of `b`.
+Cover equal(const Range& a, const Range& b) {
+  if (a.hi < b.lo || b.hi < a.lo) return Cover::Empty;
+  if (a.lo == a.hi && b.lo == b.hi) return Cover::Full;
+  return Cover::Partial;
+}
+
+Cover from(bool all, bool none) { return all ? Cover::Full : none ? Cover::Empty : Cover::Partial; }
+
+struct QueryTile {
+  Range index;  // i' = i + query_offset
+  std::array<Range, kLayoutFields> field;
+};
+
+// A key tile in two parts: its prefix slots, and its keys proper summarised over the real
+// (non-padding) keys only, since padding keys are invisible whatever the mask says.
+struct KeyTile {
+  bool has_prefix = false, has_keys = false;
+  Range prefix_segment;
+  bool any_real = false, all_real = true;
+  Range index;  // j over the real keys
+  std::array<Range, kLayoutFields> field;
+};
+
+Cover on_keys(const State::Op& op, const QueryTile& q, const KeyTile& k) {
+  const Range &i = q.index, &j = k.index;
+  switch (op.kind) {
+    case MaskKind::All:
+    case MaskKind::PrefixBlock: return Cover::Full;
+    case MaskKind::Causal: return from(j.hi <= i.lo, j.lo > i.hi);
+    case MaskKind::Window:
+      return from(j.lo >= i.hi - op.a && j.hi <= i.lo + op.b,
+                  j.hi < i.lo - op.a || j.lo > i.hi + op.b);
+    case MaskKind::Global: return from(i.hi < op.a || j.hi < op.a, i.lo >= op.a && j.lo >= op.a);
+    case MaskKind::MatchingToken: {
+      const Range& repeated = q.field[static_cast<int>(LayoutField::Repeated)];
+      const Cover tokens = equal(q.field[static_cast<int>(LayoutField::Token)],
+                                 k.field[static_cast<int>(LayoutField::Token)]);
+      if (repeated.hi == 0 || tokens == Cover::Full) return Cover::Full;
+      return repeated.lo != 0 && tokens == Cover::Empty ? Cover::Empty : Cover::Partial;
+    }
+    default: {
+      const int f = static_cast<int>(field_of(op.kind));
+      return equal(q.field[f], k.field[f]);
+    }
+  }
+}
+
+Cover on_prefix(const State::Op& op, const QueryTile& q, const KeyTile& k) {
+  if (op.kind != MaskKind::PrefixBlock) return Cover::Full;
+  return equal(q.field[static_cast<int>(LayoutField::Segment)], k.prefix_segment);
+}
+
+// Runs the postfix program over covers: And is empty if any operand is, full if all are;
+// Or is the dual; Not swaps empty and full.
+template <class Primitive>
+Cover evaluate(const std::vector<State::Op>& program, std::vector<Cover>& stack,
+               Primitive primitive) {
+  stack.clear();
+  for (const State::Op& op : program) {
+    if (op.kind == MaskKind::And || op.kind == MaskKind::Or) {
+      const bool is_and = op.kind == MaskKind::And;
+      const Cover absorbing = is_and ? Cover::Empty : Cover::Full;
+      const Cover neutral = is_and ? Cover::Full : Cover::Empty;
+      Cover result = neutral;
+      for (std::int32_t k = 0; k < op.arity; ++k) {
+        const Cover c = stack.back();
+        stack.pop_back();
+        if (c == absorbing || result == absorbing) result = absorbing;
+        else if (c == Cover::Partial) result = Cover::Partial;
+      }
+      stack.push_back(result);
+    } else if (op.kind == MaskKind::Not) {
+      Cover& c = stack.back();
+      c = c == Cover::Full ? Cover::Empty : c == Cover::Empty ? Cover::Full : Cover::Partial;
+    } else {
+      stack.push_back(primitive(op));
+    }
+  }
+  return stack.back();
+}
+
+std::vector<QueryTile> query_tiles(const State& s, std::int64_t b, std::int64_t q_tile) {
+  std::vector<QueryTile> tiles;
+  for (std::int64_t i0 = 0; i0 < s.lq; i0 += q_tile) {
+    QueryTile t;
+    const std::int64_t i1 = std::min(i0 + q_tile, s.lq);
+    t.index = {i0 + s.query_offset, i1 - 1 + s.query_offset};
+    for (int f = 0; f < kLayoutFields; ++f) {
+      if (s.query[f].data == nullptr) continue;
+      const std::int32_t* ids = s.query[f].row(b);
+      for (std::int64_t i = i0; i < i1; ++i) t.field[f].add(ids[i]);
+    }
+    tiles.push_back(t);
+  }
+  return tiles;
+}
+
+std::vector<KeyTile> key_tiles(const State& s, std::int64_t b, std::int64_t k_tile) {
+  std::vector<KeyTile> tiles;
+  for (std::int64_t n0 = 0; n0 < s.prefix + s.lk; n0 += k_tile) {
+    KeyTile t;
+    const std::int64_t n1 = std::min(n0 + k_tile, s.prefix + s.lk);
+    for (std::int64_t n = n0; n < std::min(n1, s.prefix); ++n) {
+      t.has_prefix = true;
+      if (s.prefix_segment.data != nullptr) t.prefix_segment.add(s.prefix_segment.data[n]);
+    }
+    for (std::int64_t j = std::max(n0, s.prefix) - s.prefix; j < n1 - s.prefix; ++j) {
+      t.has_keys = true;
+      if (!s.real_key(b, j)) {
+        t.all_real = false;
+        continue;
+      }
+      t.any_real = true;
+      t.index.add(j);
+      for (int f = 0; f < kLayoutFields; ++f)
+        if (s.key[f].data != nullptr) t.field[f].add(s.key[f].row(b)[j]);
+    }
+    tiles.push_back(t);
+  }
+  return tiles;
+}
+
+}  // namespace
+
+BlockMask compile_block_mask(const PairRules& rules, std::int64_t q_tile, std::int64_t k_tile) {
+  if (q_tile <= 0 || k_tile <= 0)
+    throw Error("compile_block_mask: tile sizes must be positive, got " + std::to_string(q_tile) +
+                " x " + std::to_string(k_tile));
+  const State& s = rules.state();
+  BlockMask mask;
+  mask.q_tile = q_tile;
+  mask.k_tile = k_tile;
+  mask.batch = s.batch;
+  mask.groups = static_cast<std::int64_t>(s.programs.size());
+  mask.q_tiles = (s.lq + q_tile - 1) / q_tile;
+  mask.k_tiles = (s.prefix + s.lk + k_tile - 1) / k_tile;
+  mask.lq = s.lq;
+  mask.lk = s.prefix + s.lk;
+  mask.head_group = s.head_program;
+  mask.row_begin.reserve(mask.batch * mask.groups * mask.q_tiles + 1);
+  mask.row_begin.push_back(0);
+
+  State::Op call_causal;
+  call_causal.kind = MaskKind::Causal;
+  std::vector<Cover> stack;
+  for (std::int64_t b = 0; b < s.batch; ++b) {
+    const std::vector<QueryTile> queries = query_tiles(s, b, q_tile);
+    const std::vector<KeyTile> keys = key_tiles(s, b, k_tile);
+    for (const std::vector<State::Op>& program : s.programs) {
+      for (const QueryTile& q : queries) {
+        for (std::int64_t kt = 0; kt < mask.k_tiles; ++kt) {
+          const KeyTile& k = keys[kt];
+          Cover keys_cover = Cover::Empty;
+          if (k.any_real) {
+            keys_cover = evaluate(program, stack, [&](const State::Op& op) { return on_keys(op, q, k); });
+            if (s.causal && keys_cover != Cover::Empty) {
+              const Cover c = on_keys(call_causal, q, k);
+              keys_cover = c == Cover::Empty ? c : c == Cover::Partial ? Cover::Partial : keys_cover;
+            }
+            if (keys_cover == Cover::Full && !k.all_real) keys_cover = Cover::Partial;
+          }
+          Cover cover = keys_cover;
+          if (k.has_prefix) {
+            const Cover prefix_cover =
+                evaluate(program, stack, [&](const State::Op& op) { return on_prefix(op, q, k); });
+            cover = !k.has_keys || prefix_cover == keys_cover ? prefix_cover : Cover::Partial;
+          }
+          if (cover == Cover::Empty) continue;
+          mask.tile.push_back(static_cast<std::int32_t>(kt));
+          mask.full.push_back(cover == Cover::Full);
+        }
+        mask.row_begin.push_back(static_cast<std::int64_t>(mask.tile.size()));
+      }
+    }
+  }
+  return mask;
+}
+
+BlockMask compile_block_mask(const AttentionCall& call, std::int64_t q_tile,
+                             std::int64_t k_tile) {
+  return compile_block_mask(PairRules(call), q_tile, k_tile);
+}
+
+}  // namespace strata::attn

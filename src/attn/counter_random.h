@@ -1,0 +1,42 @@
+#pragma once
+// Counter-based random numbers: a pure function of (seed, stream, b, h, i, n), so the fused
+// kernel's backward regenerates exactly the Gumbel noise and dropout of its forward, in any
+// order and on any thread, and the reference kernel reproduces both densely.
+#include <cmath>
+#include <cstdint>
+
+namespace strata::attn {
+
+enum class RandomStream : std::uint64_t { Gumbel = 1, Dropout = 2 };
+
+inline std::uint64_t mix64(std::uint64_t x) {  // splitmix64's finaliser
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Uniform in (0, 1), never 0 or 1: 24 random bits centred in their cells.
+inline float counter_uniform(std::uint64_t seed, RandomStream stream, std::int64_t b,
+                             std::int64_t h, std::int64_t i, std::int64_t n) {
+  std::uint64_t x = mix64(seed ^ static_cast<std::uint64_t>(stream));
+  x = mix64(x ^ static_cast<std::uint64_t>(b));
+  x = mix64(x ^ static_cast<std::uint64_t>(h));
+  x = mix64(x ^ static_cast<std::uint64_t>(i));
+  x = mix64(x ^ static_cast<std::uint64_t>(n));
+  return (static_cast<float>(x >> 40) + 0.5f) * (1.0f / 16777216.0f);
+}
+
+// Gumbel(0, 1) noise -log(-log(u)).
+inline float counter_gumbel(std::uint64_t seed, std::int64_t b, std::int64_t h, std::int64_t i,
+                            std::int64_t n) {
+  return -std::log(-std::log(counter_uniform(seed, RandomStream::Gumbel, b, h, i, n)));
+}
+
+// Dropout keeps (b, h, i, n) when this is true; kept weights are scaled by 1 / (1 - rate).
+inline bool counter_keep(std::uint64_t seed, double rate, std::int64_t b, std::int64_t h,
+                         std::int64_t i, std::int64_t n) {
+  return counter_uniform(seed, RandomStream::Dropout, b, h, i, n) >= rate;
+}
+
+}  // namespace strata::attn

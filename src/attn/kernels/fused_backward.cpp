@@ -1,0 +1,205 @@
+// The fused backward: the weights are recomputed tile by tile from the saved log-sum-exp
+// (never stored), then, per tile,
+//   dV += W^T dO               W = P * factors (dropout, top-p keep)
+//   dP  = (dO V^T) * factors
+//   dS  = P * (dP - D) / tau   D_i = rowsum(dO_i * O_i), which equals sum_n P dP because
+//                              the factors multiply P before V
+//   dQ += scale dS K, dK += scale dS^T Q, dTable[h][rel] += dS, dDense = dS.
+//
+// Parallel over (batch item, head, chunk of query tiles). dQ rows belong to one task; dK and
+// dV rows are shared by every query tile of a (b, h), so each chunk accumulates its own copy
+// and the copies are added in chunk order at the end. The chunk count depends only on the
+// thread count, so results are deterministic for a fixed thread count.
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "fused_passes.h"
+#include "fused_tiles.h"
+
+namespace strata::attn {
+
+namespace {
+
+template <class T>
+class Backward {
+ public:
+  Backward(const FusedPlan& plan, const FusedInputs<T>& in, const T* out, const T* lse,
+           const T* keep, const T* dout, const FusedGrads<T>& grads)
+      : p_(plan), in_(in), out_(out), lse_(lse), keep_(keep), dout_(dout), g_(grads) {}
+
+  void run() {
+    const std::int64_t pairs = p_.batch * p_.heads, q_tiles = p_.mask.q_tiles;
+    if (pairs == 0 || q_tiles == 0) return;
+    // Enough chunks per (b, h) to give every thread work; one when (b, h) pairs suffice.
+    chunks_ = std::clamp<std::int64_t>((at::get_num_threads() + pairs - 1) / pairs, 1, q_tiles);
+    const std::int64_t tasks = pairs * chunks_, kv = p_.keys * p_.dim;
+    if (chunks_ > 1) {
+      if (g_.dk) dk_part_.assign((chunks_ - 1) * pairs * kv, T(0));
+      if (g_.dv) dv_part_.assign((chunks_ - 1) * pairs * kv, T(0));
+    }
+    if (g_.dtable) dtable_part_.assign(tasks * p_.relations, T(0));
+
+    at::parallel_for(0, tasks, 1, [&](std::int64_t begin, std::int64_t end) {
+      ScoreTile<T> tile(p_);
+      Scratch scratch(p_.mask.q_tile, tile.ld());
+      for (std::int64_t t = begin; t < end; ++t) {
+        const std::int64_t bh = t / chunks_, c = t % chunks_;
+        const std::int64_t b = bh / p_.heads, h = bh % p_.heads;
+        Target target;
+        target.dk = accumulator(g_.dk, dk_part_, bh, c);
+        target.dv = accumulator(g_.dv, dv_part_, bh, c);
+        target.dtable = g_.dtable ? dtable_part_.data() + t * p_.relations : nullptr;
+        for (std::int64_t qt = c * q_tiles / chunks_; qt < (c + 1) * q_tiles / chunks_; ++qt) {
+          if (p_.head[h].fixed())
+            fixed_rows(target, b, h, qt);
+          else
+            softmax_rows(tile, scratch, target, b, h, qt);
+        }
+      }
+    });
+
+    for (std::int64_t c = 1; c < chunks_; ++c) {
+      add_chunk(g_.dk, dk_part_, c);
+      add_chunk(g_.dv, dv_part_, c);
+    }
+    if (g_.dtable)
+      for (std::int64_t t = 0; t < tasks; ++t) {
+        T* row = g_.dtable + ((t / chunks_) % p_.heads) * p_.relations;
+        const T* part = dtable_part_.data() + t * p_.relations;
+        for (std::int64_t r = 0; r < p_.relations; ++r) row[r] += part[r];
+      }
+  }
+
+ private:
+  // Per-thread scratch besides the scores: dP (then dS) and the row sums D.
+  struct Scratch {
+    Scratch(std::int64_t q_tile, std::int64_t k_tile) : dp(q_tile * k_tile), row_dot(q_tile) {}
+    std::vector<T> dp, row_dot;
+  };
+
+  // Where one task accumulates dK, dV (rows of its (b, h)) and its head's dTable row.
+  struct Target {
+    T* dk = nullptr;
+    T* dv = nullptr;
+    T* dtable = nullptr;
+  };
+
+  // Chunk 0 accumulates straight into the gradient; later chunks into their own copy.
+  T* accumulator(T* grad, std::vector<T>& parts, std::int64_t bh, std::int64_t c) const {
+    if (grad == nullptr) return nullptr;
+    const std::int64_t kv = p_.keys * p_.dim;
+    if (c == 0) return grad + bh * kv;
+    return parts.data() + ((c - 1) * p_.batch * p_.heads + bh) * kv;
+  }
+
+  void add_chunk(T* grad, const std::vector<T>& parts, std::int64_t c) const {
+    if (grad == nullptr) return;
+    const std::int64_t size = p_.batch * p_.heads * p_.keys * p_.dim;
+    const T* part = parts.data() + (c - 1) * size;
+    at::parallel_for(0, size, 4096, [&](std::int64_t begin, std::int64_t end) {
+      tiles::add(grad + begin, 0, part + begin, 0, 1, end - begin);
+    });
+  }
+
+  std::int64_t rows_at(std::int64_t b, std::int64_t h, std::int64_t i0) const {
+    return ((b * p_.heads + h) * p_.lq + i0) * p_.dim;
+  }
+  std::int64_t keys_at(std::int64_t b, std::int64_t h, std::int64_t n0) const {
+    return ((b * p_.heads + h) * p_.keys + n0) * p_.dim;
+  }
+
+  void fixed_rows(const Target& target, std::int64_t b, std::int64_t h, std::int64_t qt) {
+    if (target.dv == nullptr) return;
+    const std::int64_t i0 = qt * p_.mask.q_tile, rows = p_.q_rows(qt), d = p_.dim;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::int64_t key = p_.rules.fixed_key(b, h, i0 + r);
+      if (key < 0) continue;
+      const T factor = p_.dropout_factor<T>(b, h, i0 + r, key);
+      const T* d_out = dout_ + rows_at(b, h, i0 + r);
+      T* dv = target.dv + key * d;
+      for (std::int64_t c = 0; c < d; ++c) dv[c] += d_out[c] * factor;
+    }
+  }
+
+  void softmax_rows(ScoreTile<T>& tile, Scratch& scratch, const Target& target, std::int64_t b,
+                    std::int64_t h, std::int64_t qt) {
+    const std::int64_t i0 = qt * p_.mask.q_tile, rows = p_.q_rows(qt), d = p_.dim;
+    const std::int64_t row = p_.mask_row(b, h, qt), ld = tile.ld();
+    const T* d_out = dout_ + rows_at(b, h, i0);
+    const T* out = out_ + rows_at(b, h, i0);
+    const T* q = in_.q + rows_at(b, h, i0);
+    const T* lse = lse_ + (b * p_.heads + h) * p_.lq + i0;
+    const T* keep = p_.head[h].normaliser == NormaliserKind::TopP
+                        ? keep_ + (b * p_.heads + h) * p_.keys
+                        : nullptr;
+    const T mult =
+        p_.head[h].normaliser == NormaliserKind::Gumbel ? static_cast<T>(p_.head[h].inv_tau) : T(1);
+    const T scale = static_cast<T>(p_.scale);
+    const bool need_ds = g_.dq || target.dk || target.dtable || g_.ddense;
+    T* dp = scratch.dp.data();
+    T* row_dot = scratch.row_dot.data();
+    for (std::int64_t r = 0; r < rows; ++r) row_dot[r] = tiles::dot(d_out + r * d, out + r * d, d);
+
+    for (std::int64_t e = p_.mask.row_begin[row]; e < p_.mask.row_begin[row + 1]; ++e) {
+      const std::int64_t n0 = p_.mask.tile[e] * p_.mask.k_tile, cols = p_.k_cols(p_.mask.tile[e]);
+      tile.compute(in_, b, h, i0, rows, n0, cols, !p_.mask.full[e]);
+      T* prob = tile.scores();
+      tiles::exp_minus_rows(prob, ld, rows, cols, lse);
+      const T* k = in_.k + keys_at(b, h, n0);
+      const T* v_t = in_.v_t + (b * p_.heads + h) * d * p_.keys + n0;
+      gemm(false, false, rows, cols, d, T(1), d_out, d, v_t, p_.keys, T(0), dp, ld);
+      const T* weights = prob;
+      if (tile.weight_factors(b, h, i0, rows, n0, cols, keep)) {
+        T* factors = tile.factors();
+        tiles::multiply(dp, ld, factors, ld, rows, cols);
+        tiles::multiply(factors, ld, prob, ld, rows, cols);  // factors become the weights
+        weights = factors;
+      }
+      if (target.dv) {
+        gemm(true, false, cols, d, rows, T(1), weights, ld, d_out, d, T(1), target.dv + n0 * d, d);
+      }
+      if (!need_ds) continue;
+      tiles::softmax_grad(dp, ld, prob, ld, rows, cols, row_dot, mult);  // dp is now dS
+      if (g_.dq)
+        gemm(false, false, rows, d, cols, scale, dp, ld, k, d, T(1), g_.dq + rows_at(b, h, i0), d);
+      if (target.dk) {
+        gemm(true, false, cols, d, rows, scale, dp, ld, q, d, T(1), target.dk + n0 * d, d);
+      }
+      if (target.dtable)
+        tiles::add_table_grad(dp, ld, tile.relations(), ld, rows, cols, target.dtable);
+      if (g_.ddense) {
+        T* dense = g_.ddense + ((b * p_.heads + h) * p_.lq + i0) * p_.keys + n0;
+        for (std::int64_t r = 0; r < rows; ++r) std::copy_n(dp + r * ld, cols, dense + r * p_.keys);
+      }
+    }
+  }
+
+  const FusedPlan& p_;
+  const FusedInputs<T>& in_;
+  const T* out_;
+  const T* lse_;
+  const T* keep_;
+  const T* dout_;
+  const FusedGrads<T>& g_;
+  std::int64_t chunks_ = 1;
+  std::vector<T> dk_part_, dv_part_, dtable_part_;
+};
+
+}  // namespace
+
+template <class T>
+void fused_backward(const FusedPlan& plan, const FusedInputs<T>& in, const T* out, const T* lse,
+                    const T* keep, const T* dout, const FusedGrads<T>& grads) {
+  Backward<T>(plan, in, out, lse, keep, dout, grads).run();
+}
+
+template void fused_backward<float>(const FusedPlan&, const FusedInputs<float>&, const float*,
+                                    const float*, const float*, const float*,
+                                    const FusedGrads<float>&);
+template void fused_backward<double>(const FusedPlan&, const FusedInputs<double>&, const double*,
+                                     const double*, const double*, const double*,
+                                     const FusedGrads<double>&);
+
+}  // namespace strata::attn

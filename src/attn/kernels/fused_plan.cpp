@@ -1,0 +1,165 @@
+#include "fused_plan.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "fused_tiles.h"
+#include "strata/core/error.h"
+
+namespace strata::attn {
+
+namespace {
+
+// A block mask handed in by the caller must describe this call's shapes and heads.
+void check_block_mask(const BlockMask& mask, const PairRules& rules) {
+  auto bad = [](const std::string& what) {
+    return Error("attention call: block_mask " + what + " (compile it for this call)");
+  };
+  if (mask.lq != rules.queries() || mask.lk != rules.keys())
+    throw bad("covers " + std::to_string(mask.lq) + " queries x " + std::to_string(mask.lk) +
+              " keys, the call has " + std::to_string(rules.queries()) + " x " +
+              std::to_string(rules.keys()));
+  if (mask.batch != rules.batch())
+    throw bad("has batch " + std::to_string(mask.batch) + ", the call " +
+              std::to_string(rules.batch()));
+  if (static_cast<std::int64_t>(mask.head_group.size()) != rules.heads())
+    throw bad("has " + std::to_string(mask.head_group.size()) + " heads, the call " +
+              std::to_string(rules.heads()));
+  if (mask.q_tile <= 0 || mask.k_tile <= 0 ||
+      mask.q_tiles != (mask.lq + mask.q_tile - 1) / mask.q_tile ||
+      mask.k_tiles != (mask.lk + mask.k_tile - 1) / mask.k_tile ||
+      static_cast<std::int64_t>(mask.row_begin.size()) !=
+          mask.batch * mask.groups * mask.q_tiles + 1)
+    throw bad("has inconsistent tile counts");
+  const std::size_t entries = mask.tile.size();
+  if (mask.row_begin.front() != 0 || mask.row_begin.back() != static_cast<std::int64_t>(entries) ||
+      mask.full.size() != entries ||
+      std::any_of(mask.tile.begin(), mask.tile.end(),
+                  [&](std::int32_t kt) { return kt < 0 || kt >= mask.k_tiles; }))
+    throw bad("has malformed rows");
+  for (std::int64_t h = 0; h < rules.heads(); ++h)
+    if ((mask.head_group[h] < 0) != (rules.fixed(h) != FixedPattern::None) ||
+        mask.head_group[h] >= mask.groups)
+      throw bad("disagrees with the spec about head " + std::to_string(h));
+}
+
+}  // namespace
+
+FusedPlan::FusedPlan(PairRules rules_in, BlockMask mask_in, const AttentionCall& call)
+    : rules(std::move(rules_in)), mask(std::move(mask_in)) {
+  check_block_mask(mask, rules);
+  batch = rules.batch();
+  heads = rules.heads();
+  lq = rules.queries();
+  keys = rules.keys();
+  dim = call.q.size(3);
+  scale = 1.0 / std::sqrt(static_cast<double>(dim));
+  has_table = rules.has_relation();
+  relations = has_table ? call.bias_table.size(1) : 0;
+  has_dense = call.dense_bias.defined();
+  if (has_dense) {
+    dense_batch_stride = call.dense_bias.size(0) == 1 ? 0 : call.dense_bias.size(1) * lq * keys;
+    dense_head_stride = call.dense_bias.size(1) == 1 ? 0 : lq * keys;
+  }
+  gumbel_noise = call.training;
+  dropout = call.training ? call.dropout : 0.0;
+  seed = call.seed;
+  const LayerSpec& spec = rules.spec();
+  head.resize(heads);
+  for (std::int64_t h = 0; h < heads; ++h) {
+    const HeadSpec& hs = spec.head(h);
+    FusedHead& fh = head[h];
+    fh.group = mask.head_group[h];
+    fh.normaliser = hs.normaliser.kind;
+    fh.inv_tau = 1.0 / hs.normaliser.tau;
+    fh.top_p = hs.normaliser.p;
+    any_top_p = any_top_p || (!fh.fixed() && fh.normaliser == NormaliserKind::TopP);
+  }
+}
+
+template <class T>
+ScoreTile<T>::ScoreTile(const FusedPlan& plan)
+    : plan_(plan),
+      ld_(plan.mask.k_tile),
+      scores_(plan.mask.q_tile * ld_),
+      factors_(plan.mask.q_tile * ld_),
+      relations_(plan.has_table ? plan.mask.q_tile * ld_ : 0),
+      visible_(plan.mask.q_tile * ld_) {}
+
+template <class T>
+void ScoreTile<T>::compute(const FusedInputs<T>& in, std::int64_t b, std::int64_t h,
+                           std::int64_t i0, std::int64_t rows, std::int64_t n0, std::int64_t cols,
+                           bool partial) {
+  const FusedPlan& p = plan_;
+  const std::int64_t bh = b * p.heads + h;
+  T* s = scores_.data();
+  gemm(false, false, rows, cols, p.dim, static_cast<T>(p.scale), in.q + (bh * p.lq + i0) * p.dim,
+       p.dim, in.k_t + bh * p.dim * p.keys + n0, p.keys, T(0), s, ld_);
+  if (p.has_table) {
+    std::int32_t* rel = relations_.data();
+    p.rules.relation_tile(b, i0, i0 + rows, n0, n0 + cols, rel, ld_);
+    tiles::add_table_bias(s, ld_, rel, ld_, rows, cols, in.table + h * p.relations);
+  }
+  if (p.has_dense)
+    tiles::add(s, ld_,
+               in.dense + b * p.dense_batch_stride + h * p.dense_head_stride + i0 * p.keys + n0,
+               p.keys, rows, cols);
+  const FusedHead& head = p.head[h];
+  if (head.normaliser == NormaliserKind::Gumbel) {
+    const T inv_tau = static_cast<T>(head.inv_tau);
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) {
+        T& x = s[r * ld_ + c];
+        if (p.gumbel_noise) x += counter_gumbel(p.seed, b, h, i0 + r, n0 + c);
+        x *= inv_tau;
+      }
+  }
+  if (partial) {
+    p.rules.visible_tile(b, h, i0, i0 + rows, n0, n0 + cols, visible_.data(), ld_);
+    tiles::mask_hidden(s, ld_, visible_.data(), ld_, rows, cols);
+  }
+}
+
+template <class T>
+bool ScoreTile<T>::weight_factors(std::int64_t b, std::int64_t h, std::int64_t i0,
+                                  std::int64_t rows, std::int64_t n0, std::int64_t cols,
+                                  const T* keep) {
+  const FusedPlan& p = plan_;
+  if (p.dropout <= 0 && keep == nullptr) return false;
+  T* f = factors_.data();
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) f[r * ld_ + c] = keep ? keep[n0 + c] : T(1);
+  if (p.dropout > 0)
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c)
+        f[r * ld_ + c] *= p.dropout_factor<T>(b, h, i0 + r, n0 + c);
+  return true;
+}
+
+template class ScoreTile<float>;
+template class ScoreTile<double>;
+
+namespace {
+CBLAS_TRANSPOSE op(bool trans) { return trans ? CblasTrans : CblasNoTrans; }
+}  // namespace
+
+void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+          const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+          std::int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, op(trans_a), op(trans_b), static_cast<int>(m), static_cast<int>(n),
+              static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta,
+              c, static_cast<int>(ldc));
+}
+
+void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
+          const double* a, std::int64_t lda, const double* b, std::int64_t ldb, double beta,
+          double* c, std::int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, op(trans_a), op(trans_b), static_cast<int>(m), static_cast<int>(n),
+              static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta,
+              c, static_cast<int>(ldc));
+}
+
+}  // namespace strata::attn

@@ -1,0 +1,117 @@
+#pragma once
+// What the fused kernel's forward and backward share: the call resolved into plain numbers
+// and pointers (FusedPlan, built once per call and kept by the autograd node), raw views of
+// the compute-dtype tensors (FusedInputs), and the score tile (ScoreTile): scale * Q K^T,
+// plus the table and dense biases, the normaliser's noise and temperature, and -inf on
+// hidden pairs, for one (batch item, head, query tile, key tile). Forward, the top-p passes
+// and backward all build scores through ScoreTile, so they agree on every element.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "../counter_random.h"
+#include "../pair_rules.h"
+#include "strata/attn/block_mask.h"
+#include "strata/attn/spec.h"
+
+namespace strata::attn {
+
+struct FusedHead {
+  std::int32_t group = -1;  // block-mask head group; -1 for a fixed pattern
+  NormaliserKind normaliser = NormaliserKind::Softmax;
+  double inv_tau = 1.0;  // Gumbel
+  double top_p = 1.0;    // TopP
+  bool fixed() const { return group < 0; }
+};
+
+struct FusedPlan {
+  PairRules rules;
+  BlockMask mask;
+  std::vector<FusedHead> head;  // one per head
+  // keys = P + Lk; relations = bias-table columns (0 without a table).
+  std::int64_t batch = 0, heads = 0, lq = 0, keys = 0, dim = 0, relations = 0;
+  bool has_table = false, has_dense = false;
+  // Element strides of the dense bias over batch and heads; 0 where it broadcasts.
+  std::int64_t dense_batch_stride = 0, dense_head_stride = 0;
+  double scale = 1.0;
+  bool gumbel_noise = false;  // training: Gumbel heads add noise
+  double dropout = 0.0;       // active rate (0 unless training)
+  std::uint64_t seed = 0;
+  bool any_top_p = false;
+
+  FusedPlan(PairRules rules, BlockMask mask, const AttentionCall& call);
+
+  std::int64_t mask_row(std::int64_t b, std::int64_t h, std::int64_t qt) const {
+    return mask.row(b, head[h].group, qt);
+  }
+  // Dropout's factor for one weight: 1 / (1 - rate) where kept, 0 where dropped, 1 when
+  // dropout is off. A rate of 1 drops everything.
+  template <class T>
+  T dropout_factor(std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t n) const {
+    if (dropout <= 0) return T(1);
+    if (!counter_keep(seed, dropout, b, h, i, n)) return T(0);
+    return dropout < 1 ? static_cast<T>(1.0 / (1.0 - dropout)) : T(0);
+  }
+  std::int64_t q_rows(std::int64_t qt) const {  // rows of query tile qt
+    return std::min(mask.q_tile, lq - qt * mask.q_tile);
+  }
+  std::int64_t k_cols(std::int64_t kt) const {
+    return std::min(mask.k_tile, keys - kt * mask.k_tile);
+  }
+};
+
+// Raw views of the contiguous compute-dtype tensors: q [B, H, Lq, D], k and v [B, H, N, D],
+// table [H, R], dense [B or 1, H or 1, Lq, N]. Also k and v transposed, [B, H, D, N]: with
+// them Q K^T and dO V^T are no-transpose products, which BLAS runs about 25% faster on
+// 64-wide tiles than the transposed form (v_t is needed by backward only).
+template <class T>
+struct FusedInputs {
+  const T* q = nullptr;
+  const T* k = nullptr;
+  const T* v = nullptr;
+  const T* k_t = nullptr;
+  const T* v_t = nullptr;
+  const T* table = nullptr;
+  const T* dense = nullptr;
+};
+
+// Scratch for one score tile, owned by one thread: O(tile²) memory.
+template <class T>
+class ScoreTile {
+ public:
+  explicit ScoreTile(const FusedPlan& plan);
+
+  // Fills scores() for query rows [i0, i0 + rows) and keys [n0, n0 + cols): the values the
+  // normaliser sees, -inf where hidden. `partial` tiles evaluate the predicate; full ones
+  // skip it. Also fills relations() when the layer has a bias table.
+  void compute(const FusedInputs<T>& in, std::int64_t b, std::int64_t h, std::int64_t i0,
+               std::int64_t rows, std::int64_t n0, std::int64_t cols, bool partial);
+
+  // The factor each weight is multiplied by before it meets V: dropout's keep / (1 - rate)
+  // times top-p's keep[n] (keep = null when the head does not truncate). False when every
+  // factor is 1, leaving `factors()` untouched.
+  bool weight_factors(std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t rows,
+                      std::int64_t n0, std::int64_t cols, const T* keep);
+
+  std::int64_t ld() const { return ld_; }
+  T* scores() { return scores_.data(); }
+  T* factors() { return factors_.data(); }
+  const std::int32_t* relations() const { return relations_.data(); }
+
+ private:
+  const FusedPlan& plan_;
+  std::int64_t ld_;
+  std::vector<T> scores_, factors_;
+  std::vector<std::int32_t> relations_;
+  std::vector<std::uint8_t> visible_;
+};
+
+// C = alpha * op(A) op(B) + beta * C, row-major (cblas).
+void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+          const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+          std::int64_t ldc);
+void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
+          const double* a, std::int64_t lda, const double* b, std::int64_t ldb, double beta,
+          double* c, std::int64_t ldc);
+
+}  // namespace strata::attn

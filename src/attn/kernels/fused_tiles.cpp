@@ -1,0 +1,361 @@
+#include "fused_tiles.h"
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+// Every fp32 entry point is compiled for AVX2 and for baseline x86-64; the loader picks
+// one per CPU (GCC function multi-versioning). The bodies are templates inlined into each
+// clone, so the same source is vectorised for whichever instruction set the clone targets.
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+#define STRATA_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define STRATA_VECTOR_CLONES
+#endif
+#define STRATA_INLINE inline __attribute__((always_inline))
+
+// Float compares may raise FP exceptions, so by default GCC will not turn the selects below
+// (clamps, masking) into vector blends. Nothing here reads the FP exception flags.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+
+namespace strata::attn::tiles {
+
+namespace {
+
+constexpr int kLanes = 8;  // one AVX2 register of floats; reductions keep this many partials
+
+// Cephes expf: exp(x) = 2^k * exp(r), k = round(x / ln 2), r = x - k ln 2 in [-ln2/2, ln2/2]
+// (ln 2 split in two for an exact reduction), exp(r) by a degree-7 polynomial, 2^k built in
+// the exponent bits. Branch-free, so the loop vectorises.
+STRATA_INLINE float exp_poly(float x) {
+  constexpr float kMin = -87.33654f;  // log(FLT_MIN): below this the result would be denormal
+  constexpr float kMax = 88.0f;       // keeps k <= 127 (exp saturates at e^88 ~ 1.7e38)
+  const float low = x < kMin ? kMin : x;
+  const float xc = low > kMax ? kMax : low;
+  // Round to nearest by the 1.5 * 2^23 trick: exact for |t| < 2^22, no call to round().
+  const float t = xc * 1.44269504088896341f;
+  const float kf = (t + 12582912.0f) - 12582912.0f;
+  float r = xc - kf * 0.693359375f;
+  r = r - kf * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float y = p * r * r + r + 1.0f;
+  const std::int32_t k = static_cast<std::int32_t>(kf);
+  // k lies in [-126, 127] after the clamp, so 2^k is a normal float.
+  const float scale = __builtin_bit_cast(float, (k + 127) << 23);
+  return x < kMin ? 0.0f : y * scale;
+}
+
+template <class T>
+STRATA_INLINE T exp_any(T x) {
+  if constexpr (std::is_same_v<T, float>)
+    return exp_poly(x);
+  else
+    return std::exp(x);
+}
+
+// The maximum of x[0..n). For floats the compare-and-select does not vectorise (NaN and
+// signed-zero rules), so it runs on order-preserving integer keys instead: a float's bits
+// as int32, with the magnitude bits flipped for negatives, order exactly as the floats do
+// (-inf included), and integer max vectorises.
+STRATA_INLINE float row_max(const float* x, std::int64_t n) {
+  std::int32_t key = std::numeric_limits<std::int32_t>::min();
+  for (std::int64_t c = 0; c < n; ++c) {
+    const std::int32_t bits = __builtin_bit_cast(std::int32_t, x[c]);
+    const std::int32_t k = bits ^ ((bits >> 31) & 0x7fffffff);
+    key = key > k ? key : k;
+  }
+  if (n == 0) return -std::numeric_limits<float>::infinity();
+  return __builtin_bit_cast(float, key ^ ((key >> 31) & 0x7fffffff));
+}
+
+STRATA_INLINE double row_max(const double* x, std::int64_t n) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (std::int64_t c = 0; c < n; ++c) m = m > x[c] ? m : x[c];
+  return m;
+}
+
+// x[c] = exp(x[c] - shift), returning the sum of the results.
+template <class T>
+STRATA_INLINE T exp_shifted_sum(T* x, std::int64_t n, T shift) {
+  T lanes[kLanes] = {};
+  std::int64_t c = 0;
+  for (; c + kLanes <= n; c += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      x[c + l] = exp_any<T>(x[c + l] - shift);
+      lanes[l] += x[c + l];
+    }
+  T sum = 0;
+  for (; c < n; ++c) {
+    x[c] = exp_any<T>(x[c] - shift);
+    sum += x[c];
+  }
+  for (int l = 0; l < kLanes; ++l) sum += lanes[l];
+  return sum;
+}
+
+template <class T>
+STRATA_INLINE void exp_inplace_t(T* x, std::int64_t n) {
+  for (std::int64_t c = 0; c < n; ++c) x[c] = exp_any<T>(x[c]);
+}
+
+template <class T>
+STRATA_INLINE void mask_hidden_t(T* s, std::int64_t lds, const std::uint8_t* visible,
+                                 std::int64_t ldv, std::int64_t rows, std::int64_t cols) {
+  constexpr T kHidden = -std::numeric_limits<T>::infinity();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    T* row = s + r * lds;
+    const std::uint8_t* vis = visible + r * ldv;
+    for (std::int64_t c = 0; c < cols; ++c) row[c] = vis[c] ? row[c] : kHidden;
+  }
+}
+
+template <class T>
+STRATA_INLINE void online_softmax_t(T* s, std::int64_t lds, std::int64_t rows, std::int64_t cols,
+                                    T* running_max, T* running_sum, T* rescale) {
+  constexpr T kNone = -std::numeric_limits<T>::infinity();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    T* row = s + r * lds;
+    const T old_max = running_max[r];
+    const T tile_max = row_max(row, cols);
+    const T new_max = old_max > tile_max ? old_max : tile_max;
+    if (new_max == kNone) {  // nothing visible so far: exp(-inf - -inf) would be NaN
+      for (std::int64_t c = 0; c < cols; ++c) row[c] = 0;
+      rescale[r] = 1;
+      continue;
+    }
+    const T sum = exp_shifted_sum(row, cols, new_max);
+    rescale[r] = old_max == kNone ? T(0) : std::exp(old_max - new_max);
+    running_sum[r] = running_sum[r] * rescale[r] + sum;
+    running_max[r] = new_max;
+  }
+}
+
+template <class T>
+STRATA_INLINE void exp_minus_rows_t(T* s, std::int64_t lds, std::int64_t rows, std::int64_t cols,
+                                    const T* lse) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    T* row = s + r * lds;
+    const T shift = lse[r];
+    for (std::int64_t c = 0; c < cols; ++c) row[c] = exp_any<T>(row[c] - shift);
+  }
+}
+
+template <class T>
+STRATA_INLINE void scale_rows_t(T* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols,
+                                const T* factor) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    T* row = x + r * ldx;
+    const T f = factor[r];
+    for (std::int64_t c = 0; c < cols; ++c) row[c] *= f;
+  }
+}
+
+template <class T>
+STRATA_INLINE void multiply_t(T* x, std::int64_t ldx, const T* y, std::int64_t ldy,
+                              std::int64_t rows, std::int64_t cols) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) x[r * ldx + c] *= y[r * ldy + c];
+}
+
+template <class T>
+STRATA_INLINE void add_t(T* x, std::int64_t ldx, const T* y, std::int64_t ldy, std::int64_t rows,
+                         std::int64_t cols) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) x[r * ldx + c] += y[r * ldy + c];
+}
+
+template <class T>
+STRATA_INLINE void softmax_grad_t(T* dp, std::int64_t lddp, const T* p, std::int64_t ldp,
+                                  std::int64_t rows, std::int64_t cols, const T* row_dot, T mult) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    T* d = dp + r * lddp;
+    const T* pr = p + r * ldp;
+    const T shift = row_dot[r];
+    for (std::int64_t c = 0; c < cols; ++c) d[c] = pr[c] * (d[c] - shift) * mult;
+  }
+}
+
+template <class T>
+STRATA_INLINE void add_column_sums_t(const T* x, std::int64_t ldx, std::int64_t rows,
+                                     std::int64_t cols, T* sums) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) sums[c] += x[r * ldx + c];
+}
+
+// Calls f(begin, end, id) for each run of equal ids in one row.
+template <class F>
+STRATA_INLINE void for_each_run(const std::int32_t* id, std::int64_t cols, F f) {
+  for (std::int64_t c = 0; c < cols;) {
+    const std::int32_t run = id[c];
+    std::int64_t e = c + 1;
+    while (e < cols && id[e] == run) ++e;
+    f(c, e, run);
+    c = e;
+  }
+}
+
+template <class T>
+STRATA_INLINE void add_table_bias_t(T* s, std::int64_t lds, const std::int32_t* id,
+                                    std::int64_t ldi, std::int64_t rows, std::int64_t cols,
+                                    const T* table) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    T* row = s + r * lds;
+    for_each_run(id + r * ldi, cols, [&](std::int64_t begin, std::int64_t end, std::int32_t run) {
+      if (run < 0) return;
+      const T bias = table[run];
+      for (std::int64_t c = begin; c < end; ++c) row[c] += bias;
+    });
+  }
+}
+
+template <class T>
+STRATA_INLINE T sum_t(const T* x, std::int64_t n) {
+  T lanes[kLanes] = {};
+  std::int64_t c = 0;
+  for (; c + kLanes <= n; c += kLanes)
+    for (int l = 0; l < kLanes; ++l) lanes[l] += x[c + l];
+  T sum = 0;
+  for (; c < n; ++c) sum += x[c];
+  for (int l = 0; l < kLanes; ++l) sum += lanes[l];
+  return sum;
+}
+
+template <class T>
+STRATA_INLINE void add_table_grad_t(const T* ds, std::int64_t ldd, const std::int32_t* id,
+                                    std::int64_t ldi, std::int64_t rows, std::int64_t cols,
+                                    T* dtable) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T* row = ds + r * ldd;
+    for_each_run(id + r * ldi, cols, [&](std::int64_t begin, std::int64_t end, std::int32_t run) {
+      if (run >= 0) dtable[run] += sum_t(row + begin, end - begin);
+    });
+  }
+}
+
+template <class T>
+STRATA_INLINE T dot_t(const T* x, const T* y, std::int64_t n) {
+  T lanes[kLanes] = {};
+  std::int64_t c = 0;
+  for (; c + kLanes <= n; c += kLanes)
+    for (int l = 0; l < kLanes; ++l) lanes[l] += x[c + l] * y[c + l];
+  T sum = 0;
+  for (; c < n; ++c) sum += x[c] * y[c];
+  for (int l = 0; l < kLanes; ++l) sum += lanes[l];
+  return sum;
+}
+
+}  // namespace
+
+// The exported overloads: fp32 ones are cloned per instruction set, fp64 ones are not
+// (double is the gradient-check path, where speed does not matter).
+
+STRATA_VECTOR_CLONES void exp_inplace(float* x, std::int64_t n) { exp_inplace_t(x, n); }
+void exp_inplace(double* x, std::int64_t n) { exp_inplace_t(x, n); }
+
+STRATA_VECTOR_CLONES void mask_hidden(float* s, std::int64_t lds, const std::uint8_t* visible,
+                                      std::int64_t ldv, std::int64_t rows, std::int64_t cols) {
+  mask_hidden_t(s, lds, visible, ldv, rows, cols);
+}
+void mask_hidden(double* s, std::int64_t lds, const std::uint8_t* visible, std::int64_t ldv,
+                 std::int64_t rows, std::int64_t cols) {
+  mask_hidden_t(s, lds, visible, ldv, rows, cols);
+}
+
+STRATA_VECTOR_CLONES void online_softmax(float* s, std::int64_t lds, std::int64_t rows,
+                                         std::int64_t cols, float* row_max, float* row_sum,
+                                         float* rescale) {
+  online_softmax_t(s, lds, rows, cols, row_max, row_sum, rescale);
+}
+void online_softmax(double* s, std::int64_t lds, std::int64_t rows, std::int64_t cols,
+                    double* row_max, double* row_sum, double* rescale) {
+  online_softmax_t(s, lds, rows, cols, row_max, row_sum, rescale);
+}
+
+STRATA_VECTOR_CLONES void exp_minus_rows(float* s, std::int64_t lds, std::int64_t rows,
+                                         std::int64_t cols, const float* lse) {
+  exp_minus_rows_t(s, lds, rows, cols, lse);
+}
+void exp_minus_rows(double* s, std::int64_t lds, std::int64_t rows, std::int64_t cols,
+                    const double* lse) {
+  exp_minus_rows_t(s, lds, rows, cols, lse);
+}
+
+STRATA_VECTOR_CLONES void scale_rows(float* x, std::int64_t ldx, std::int64_t rows,
+                                     std::int64_t cols, const float* factor) {
+  scale_rows_t(x, ldx, rows, cols, factor);
+}
+void scale_rows(double* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols,
+                const double* factor) {
+  scale_rows_t(x, ldx, rows, cols, factor);
+}
+
+STRATA_VECTOR_CLONES void multiply(float* x, std::int64_t ldx, const float* y, std::int64_t ldy,
+                                   std::int64_t rows, std::int64_t cols) {
+  multiply_t(x, ldx, y, ldy, rows, cols);
+}
+void multiply(double* x, std::int64_t ldx, const double* y, std::int64_t ldy, std::int64_t rows,
+              std::int64_t cols) {
+  multiply_t(x, ldx, y, ldy, rows, cols);
+}
+
+STRATA_VECTOR_CLONES void add(float* x, std::int64_t ldx, const float* y, std::int64_t ldy,
+                              std::int64_t rows, std::int64_t cols) {
+  add_t(x, ldx, y, ldy, rows, cols);
+}
+void add(double* x, std::int64_t ldx, const double* y, std::int64_t ldy, std::int64_t rows,
+         std::int64_t cols) {
+  add_t(x, ldx, y, ldy, rows, cols);
+}
+
+STRATA_VECTOR_CLONES void softmax_grad(float* dp, std::int64_t lddp, const float* p,
+                                       std::int64_t ldp, std::int64_t rows, std::int64_t cols,
+                                       const float* row_dot, float mult) {
+  softmax_grad_t(dp, lddp, p, ldp, rows, cols, row_dot, mult);
+}
+void softmax_grad(double* dp, std::int64_t lddp, const double* p, std::int64_t ldp,
+                  std::int64_t rows, std::int64_t cols, const double* row_dot, double mult) {
+  softmax_grad_t(dp, lddp, p, ldp, rows, cols, row_dot, mult);
+}
+
+STRATA_VECTOR_CLONES void add_column_sums(const float* x, std::int64_t ldx, std::int64_t rows,
+                                          std::int64_t cols, float* sums) {
+  add_column_sums_t(x, ldx, rows, cols, sums);
+}
+void add_column_sums(const double* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols,
+                     double* sums) {
+  add_column_sums_t(x, ldx, rows, cols, sums);
+}
+
+STRATA_VECTOR_CLONES void add_table_bias(float* s, std::int64_t lds, const std::int32_t* id,
+                                         std::int64_t ldi, std::int64_t rows, std::int64_t cols,
+                                         const float* table) {
+  add_table_bias_t(s, lds, id, ldi, rows, cols, table);
+}
+void add_table_bias(double* s, std::int64_t lds, const std::int32_t* id, std::int64_t ldi,
+                    std::int64_t rows, std::int64_t cols, const double* table) {
+  add_table_bias_t(s, lds, id, ldi, rows, cols, table);
+}
+
+STRATA_VECTOR_CLONES void add_table_grad(const float* ds, std::int64_t ldd, const std::int32_t* id,
+                                         std::int64_t ldi, std::int64_t rows, std::int64_t cols,
+                                         float* dtable) {
+  add_table_grad_t(ds, ldd, id, ldi, rows, cols, dtable);
+}
+void add_table_grad(const double* ds, std::int64_t ldd, const std::int32_t* id, std::int64_t ldi,
+                    std::int64_t rows, std::int64_t cols, double* dtable) {
+  add_table_grad_t(ds, ldd, id, ldi, rows, cols, dtable);
+}
+
+STRATA_VECTOR_CLONES float dot(const float* x, const float* y, std::int64_t n) {
+  return dot_t(x, y, n);
+}
+double dot(const double* x, const double* y, std::int64_t n) { return dot_t(x, y, n); }
+
+}  // namespace strata::attn::tiles

@@ -1,0 +1,556 @@
+#include "strata/attn/spec.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "strata/core/edit_distance.h"
+#include "strata/core/error.h"
+
+namespace strata::attn {
+
+namespace {
+
+struct PrimitiveName {
+  MaskKind kind;
+  std::string_view name;
+};
+// Parameterised primitives (window, global) print their parameters after the name.
+constexpr PrimitiveName kPrimitives[] = {
+    {MaskKind::All, "all"},
+    {MaskKind::Causal, "causal"},
+    {MaskKind::Window, "window"},
+    {MaskKind::Global, "global"},
+    {MaskKind::SameSentence, "same_sentence"},
+    {MaskKind::SameParagraph, "same_paragraph"},
+    {MaskKind::SameSection, "same_section"},
+    {MaskKind::SameSegment, "same_segment"},
+    {MaskKind::SameDocument, "same_document"},
+    {MaskKind::MatchingToken, "matching_token"},
+    {MaskKind::PrefixBlock, "prefix_block"},
+};
+
+std::string_view primitive_name(MaskKind kind) {
+  for (const PrimitiveName& p : kPrimitives)
+    if (p.kind == kind) return p.name;
+  return "?";
+}
+
+// Names of the other enumerations in JSON and printouts, in declaration order.
+template <class Enum>
+struct Named {
+  Enum value;
+  std::string_view name;
+};
+constexpr Named<FixedPattern> kFixedNames[] = {{FixedPattern::None, "none"},
+                                               {FixedPattern::PreviousToken, "previous_token"},
+                                               {FixedPattern::NextToken, "next_token"}};
+constexpr Named<NormaliserKind> kNormaliserNames[] = {{NormaliserKind::Softmax, "softmax"},
+                                                      {NormaliserKind::Gumbel, "gumbel"},
+                                                      {NormaliserKind::TopP, "top_p"}};
+constexpr Named<RelationKind> kRelationNames[] = {
+    {RelationKind::None, "none"},
+    {RelationKind::Hibrids, "hibrids"},
+    {RelationKind::T5Buckets, "t5_buckets"},
+    {RelationKind::SectionDistance, "section_distance"}};
+
+template <class Enum, std::size_t N>
+std::string_view name_of(const Named<Enum> (&names)[N], Enum value) {
+  for (const auto& n : names)
+    if (n.value == value) return n.name;
+  return "?";
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) {
+    if (!text.empty()) text += ", ";
+    text += name;
+  }
+  return text;
+}
+
+}  // namespace
+
+Mask Mask::window(std::int64_t left, std::int64_t right) {
+  Mask m;
+  m.kind = MaskKind::Window;
+  m.left = left;
+  m.right = right;
+  return m;
+}
+
+Mask Mask::global(std::int64_t count) {
+  Mask m;
+  m.kind = MaskKind::Global;
+  m.count = count;
+  return m;
+}
+
+Mask Mask::of(MaskKind kind) {
+  if (kind == MaskKind::Window || kind == MaskKind::Global || kind == MaskKind::And ||
+      kind == MaskKind::Or || kind == MaskKind::Not)
+    throw Error("Mask::of takes a primitive without parameters; use Mask::window, "
+                "Mask::global or the operators &&, ||, ! for this kind");
+  Mask m;
+  m.kind = kind;
+  return m;
+}
+
+namespace {
+// a && b && c is one And with three operands, as parse_mask reads "a & b & c".
+Mask combine(MaskKind kind, Mask a, Mask b) {
+  Mask m;
+  m.kind = kind;
+  for (Mask* side : {&a, &b}) {
+    if (side->kind == kind)
+      for (Mask& operand : side->operands) m.operands.push_back(std::move(operand));
+    else
+      m.operands.push_back(std::move(*side));
+  }
+  return m;
+}
+}  // namespace
+
+Mask operator&&(Mask a, Mask b) { return combine(MaskKind::And, std::move(a), std::move(b)); }
+Mask operator||(Mask a, Mask b) { return combine(MaskKind::Or, std::move(a), std::move(b)); }
+
+Mask operator!(Mask a) {
+  Mask m;
+  m.kind = MaskKind::Not;
+  m.operands.push_back(std::move(a));
+  return m;
+}
+
+std::int64_t relation_count(const Relation& relation) {
+  switch (relation.kind) {
+    case RelationKind::None: return 0;
+    case RelationKind::Hibrids: return (2 * relation.max_path + 1) * (2 * relation.max_level + 1);
+    case RelationKind::T5Buckets:
+    case RelationKind::SectionDistance: return relation.buckets;
+  }
+  return 0;
+}
+
+bool LayerSpec::is_plain() const {
+  if (bias.kind != RelationKind::None || dense_bias) return false;
+  for (const HeadSpec& head : heads)
+    if (head.mask.kind != MaskKind::All || head.fixed != FixedPattern::None ||
+        head.normaliser.kind != NormaliserKind::Softmax)
+      return false;
+  return true;
+}
+
+namespace {
+void append_operand(std::string& text, const Mask& operand, bool group) {
+  if (group) text += '(';
+  text += to_string(operand);
+  if (group) text += ')';
+}
+}  // namespace
+
+std::string to_string(const Mask& mask) {
+  switch (mask.kind) {
+    case MaskKind::Window:
+      return "window(" + std::to_string(mask.left) + "," + std::to_string(mask.right) + ")";
+    case MaskKind::Global: return "global(" + std::to_string(mask.count) + ")";
+    case MaskKind::And:
+    case MaskKind::Or: {
+      // An operand of the same operator is parenthesised so that the nesting round-trips;
+      // an Or inside an And needs parentheses because & binds tighter.
+      std::string text;
+      for (const Mask& operand : mask.operands) {
+        if (!text.empty()) text += mask.kind == MaskKind::And ? " & " : " | ";
+        append_operand(text, operand, operand.kind == mask.kind || operand.kind == MaskKind::Or);
+      }
+      return text;
+    }
+    case MaskKind::Not: {
+      const Mask& operand = mask.operands.at(0);
+      std::string text = "!";
+      append_operand(text, operand, operand.kind == MaskKind::And || operand.kind == MaskKind::Or);
+      return text;
+    }
+    default: return std::string(primitive_name(mask.kind));
+  }
+}
+
+std::string_view relation_name(RelationKind kind) { return name_of(kRelationNames, kind); }
+
+namespace {
+
+void validate(const Mask& mask) {
+  const std::size_t n = mask.operands.size();
+  switch (mask.kind) {
+    case MaskKind::And:
+    case MaskKind::Or:
+      if (n < 2)
+        throw Error("attention mask: " + std::string(mask.kind == MaskKind::And ? "And" : "Or") +
+                    " needs two or more operands, got " + std::to_string(n));
+      break;
+    case MaskKind::Not:
+      if (n != 1) throw Error("attention mask: Not needs one operand, got " + std::to_string(n));
+      break;
+    default:
+      if (n != 0)
+        throw Error("attention mask: " + std::string(primitive_name(mask.kind)) +
+                    " takes no operands, got " + std::to_string(n));
+  }
+  if (mask.kind == MaskKind::Window && (mask.left < 0 || mask.right < 0))
+    throw Error("attention mask " + to_string(mask) + ": window sizes must be >= 0");
+  if (mask.kind == MaskKind::Global && mask.count < 0)
+    throw Error("attention mask " + to_string(mask) + ": the global count must be >= 0");
+  for (const Mask& operand : mask.operands) validate(operand);
+}
+
+}  // namespace
+
+void validate(const LayerSpec& spec) {
+  if (spec.heads.empty()) throw Error("attention spec: 'heads' needs at least one head spec");
+  for (const HeadSpec& head : spec.heads) {
+    validate(head.mask);
+    const Normaliser& norm = head.normaliser;
+    if (norm.kind == NormaliserKind::Gumbel && !(norm.tau > 0))
+      throw Error("attention spec: gumbel 'tau' must be > 0, got " + std::to_string(norm.tau));
+    if (norm.kind == NormaliserKind::TopP && !(norm.p > 0 && norm.p <= 1))
+      throw Error("attention spec: top_p 'p' must be in (0, 1], got " + std::to_string(norm.p));
+  }
+  const Relation& bias = spec.bias;
+  if (bias.kind == RelationKind::Hibrids && (bias.max_path < 0 || bias.max_level < 0))
+    throw Error("attention spec: hibrids 'max_path' and 'max_level' must be >= 0");
+  if ((bias.kind == RelationKind::T5Buckets || bias.kind == RelationKind::SectionDistance) &&
+      (bias.buckets < 4 || bias.buckets % 2 != 0 || bias.max_distance <= bias.buckets / 4))
+    throw Error("attention spec: " + std::string(relation_name(bias.kind)) +
+                " needs an even 'buckets' >= 4 and 'max_distance' > buckets / 4, got buckets " +
+                std::to_string(bias.buckets) + ", max_distance " +
+                std::to_string(bias.max_distance));
+}
+
+// ---- parse_mask ----------------------------------------------------------------------
+
+namespace {
+
+// Recursive descent over: or := and ('|' and)*; and := unary ('&' unary)*;
+// unary := '!' unary | '(' or ')' | name ['(' int {',' int} ')'].
+class MaskParser {
+ public:
+  explicit MaskParser(std::string_view text) : text_(text) {}
+
+  Mask parse() {
+    Mask mask = parse_or();
+    skip_space();
+    if (at_ < text_.size()) fail("expected '&', '|' or the end, got '" + std::string(1, text_[at_]) + "'");
+    return mask;
+  }
+
+ private:
+  Mask parse_or() {
+    Mask mask = parse_and();
+    if (!peek('|')) return mask;
+    Mask any;
+    any.kind = MaskKind::Or;
+    any.operands.push_back(std::move(mask));
+    while (accept('|')) any.operands.push_back(parse_and());
+    return any;
+  }
+
+  Mask parse_and() {
+    Mask mask = parse_unary();
+    if (!peek('&')) return mask;
+    Mask all;
+    all.kind = MaskKind::And;
+    all.operands.push_back(std::move(mask));
+    while (accept('&')) all.operands.push_back(parse_unary());
+    return all;
+  }
+
+  Mask parse_unary() {
+    if (accept('!')) return !parse_unary();
+    if (accept('(')) {
+      Mask mask = parse_or();
+      expect(')');
+      return mask;
+    }
+    skip_space();
+    const std::size_t start = at_;
+    while (at_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[at_])) || text_[at_] == '_'))
+      ++at_;
+    const std::string name(text_.substr(start, at_ - start));
+    if (name.empty()) {
+      at_ = start;
+      fail(at_ < text_.size() ? "expected a mask, '!' or '(', got '" + std::string(1, text_[at_]) + "'"
+                              : "expected a mask, '!' or '(', got the end");
+    }
+    for (const PrimitiveName& p : kPrimitives) {
+      if (p.name != name) continue;
+      if (p.kind == MaskKind::Window) {
+        expect('(');
+        const std::int64_t left = number();
+        expect(',');
+        const std::int64_t right = number();
+        expect(')');
+        return Mask::window(left, right);
+      }
+      if (p.kind == MaskKind::Global) {
+        expect('(');
+        const std::int64_t count = number();
+        expect(')');
+        return Mask::global(count);
+      }
+      if (peek('(')) fail("'" + name + "' takes no parameters");
+      return p.kind == MaskKind::All ? Mask::all() : Mask::of(p.kind);
+    }
+    at_ = start;
+    std::vector<std::string> names;
+    for (const PrimitiveName& p : kPrimitives) names.emplace_back(p.name);
+    const auto suggestion = closest_match(name, names);
+    fail("unknown mask '" + name + "'" +
+         (suggestion ? ", did you mean '" + *suggestion + "'?" : std::string()));
+  }
+
+  std::int64_t number() {
+    skip_space();
+    const std::size_t start = at_;
+    std::int64_t value = 0;
+    while (at_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[at_]))) {
+      const int digit = text_[at_] - '0';
+      if (value > (std::numeric_limits<std::int64_t>::max() - digit) / 10) {
+        at_ = start;
+        fail("number too large");
+      }
+      value = value * 10 + digit;
+      ++at_;
+    }
+    if (at_ == start) fail("expected a non-negative integer");
+    return value;
+  }
+
+  void skip_space() {
+    while (at_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[at_]))) ++at_;
+  }
+  bool peek(char c) {
+    skip_space();
+    return at_ < text_.size() && text_[at_] == c;
+  }
+  bool accept(char c) {
+    if (!peek(c)) return false;
+    ++at_;
+    return true;
+  }
+  void expect(char c) {
+    if (accept(c)) return;
+    fail(at_ < text_.size()
+             ? "expected '" + std::string(1, c) + "', got '" + std::string(1, text_[at_]) + "'"
+             : "expected '" + std::string(1, c) + "', got the end");
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error("attention mask \"" + std::string(text_) + "\" at position " +
+                std::to_string(at_ + 1) + ": " + what +
+                " (masks: all, causal, window(L,R), global(N), same_sentence, same_paragraph, "
+                "same_section, same_segment, same_document, matching_token, prefix_block; "
+                "operators: & | ! and parentheses)");
+  }
+
+  std::string_view text_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace
+
+Mask parse_mask(std::string_view text) { return MaskParser(text).parse(); }
+
+// ---- JSON ------------------------------------------------------------------------------
+
+namespace {
+
+using nlohmann::json;
+
+// Reads one JSON object of the spec; `where` is its path for messages ("heads[1].").
+class JsonObject {
+ public:
+  JsonObject(const json& j, std::string where, std::vector<std::string> known)
+      : j_(j), where_(std::move(where)) {
+    if (!j.is_object())
+      throw Error("attention spec: " + (where_.empty() ? std::string("the spec") : "'" + path("") + "'") +
+                  " must be a JSON object");
+    for (const auto& item : j.items()) {
+      if (std::find(known.begin(), known.end(), item.key()) != known.end()) continue;
+      const auto suggestion = closest_match(item.key(), known);
+      throw Error("attention spec: unknown key '" + path(item.key()) + "'" +
+                  (suggestion ? " (did you mean '" + *suggestion + "'?)"
+                              : " (known: " + joined(known) + ")"));
+    }
+  }
+
+  const json* find(const std::string& key) const {
+    const auto it = j_.find(key);
+    return it == j_.end() ? nullptr : &*it;
+  }
+  std::string path(const std::string& key) const { return where_ + key; }
+
+  void read(const std::string& key, std::int64_t& out) const {
+    if (const json* v = find(key)) {
+      if (!v->is_number_integer()) throw type_error(key, "an integer");
+      out = v->get<std::int64_t>();
+    }
+  }
+  void read(const std::string& key, double& out) const {
+    if (const json* v = find(key)) {
+      if (!v->is_number()) throw type_error(key, "a number");
+      out = v->get<double>();
+    }
+  }
+  void read(const std::string& key, bool& out) const {
+    if (const json* v = find(key)) {
+      if (!v->is_boolean()) throw type_error(key, "true or false");
+      out = v->get<bool>();
+    }
+  }
+  void read(const std::string& key, std::string& out) const {
+    if (const json* v = find(key)) {
+      if (!v->is_string()) throw type_error(key, "a string");
+      out = v->get<std::string>();
+    }
+  }
+  template <class Enum, std::size_t N>
+  void read(const std::string& key, Enum& out, const Named<Enum> (&names)[N]) const {
+    std::string name(name_of(names, out));
+    read(key, name);
+    std::vector<std::string> known;
+    for (const auto& n : names) {
+      known.emplace_back(n.name);
+      if (n.name == name) {
+        out = n.value;
+        return;
+      }
+    }
+    const auto suggestion = closest_match(name, known);
+    throw Error("attention spec: '" + path(key) + "' is '" + name + "'" +
+                (suggestion ? ", did you mean '" + *suggestion + "'?" : std::string()) +
+                " (known: " + joined(known) + ")");
+  }
+
+  Error type_error(const std::string& key, const std::string& expected) const {
+    return Error("attention spec: '" + path(key) + "' must be " + expected + ", got " +
+                 find(key)->dump());
+  }
+
+ private:
+  const json& j_;
+  std::string where_;
+};
+
+HeadSpec head_from_json(const json& j, const std::string& where) {
+  const JsonObject object(j, where, {"mask", "fixed", "normaliser"});
+  HeadSpec head;
+  std::string mask = "all";
+  object.read("mask", mask);
+  try {
+    head.mask = parse_mask(mask);
+  } catch (const Error& e) {
+    throw Error("attention spec: '" + object.path("mask") + "': " + e.what());
+  }
+  object.read("fixed", head.fixed, kFixedNames);
+  if (const json* n = object.find("normaliser")) {
+    const JsonObject norm(*n, object.path("normaliser."), {"kind", "tau", "p"});
+    norm.read("kind", head.normaliser.kind, kNormaliserNames);
+    norm.read("tau", head.normaliser.tau);
+    norm.read("p", head.normaliser.p);
+  }
+  return head;
+}
+
+}  // namespace
+
+LayerSpec layer_spec_from_json(const json& j) {
+  const JsonObject object(j, "", {"heads", "bias", "dense_bias"});
+  LayerSpec spec;
+  if (const json* heads = object.find("heads")) {
+    if (!heads->is_array()) throw object.type_error("heads", "an array of head specs");
+    spec.heads.clear();
+    for (std::size_t h = 0; h < heads->size(); ++h)
+      spec.heads.push_back(head_from_json((*heads)[h], "heads[" + std::to_string(h) + "]."));
+  }
+  if (const json* b = object.find("bias")) {
+    const JsonObject bias(*b, "bias.", {"kind", "max_path", "max_level", "buckets", "max_distance"});
+    bias.read("kind", spec.bias.kind, kRelationNames);
+    bias.read("max_path", spec.bias.max_path);
+    bias.read("max_level", spec.bias.max_level);
+    bias.read("buckets", spec.bias.buckets);
+    bias.read("max_distance", spec.bias.max_distance);
+  }
+  object.read("dense_bias", spec.dense_bias);
+  validate(spec);
+  return spec;
+}
+
+// Writes the parameters that matter for each kind, and any other that differs from its
+// default, so that layer_spec_from_json(to_json(spec)) == spec.
+json to_json(const LayerSpec& spec) {
+  json heads = json::array();
+  for (const HeadSpec& head : spec.heads) {
+    json h = {{"mask", to_string(head.mask)}};
+    if (head.fixed != FixedPattern::None) h["fixed"] = name_of(kFixedNames, head.fixed);
+    const Normaliser& norm = head.normaliser;
+    const Normaliser defaults;
+    if (norm != defaults) {
+      json n = {{"kind", name_of(kNormaliserNames, norm.kind)}};
+      if (norm.kind == NormaliserKind::Gumbel || norm.tau != defaults.tau) n["tau"] = norm.tau;
+      if (norm.kind == NormaliserKind::TopP || norm.p != defaults.p) n["p"] = norm.p;
+      h["normaliser"] = n;
+    }
+    heads.push_back(h);
+  }
+  json out = {{"heads", heads}};
+  const Relation& r = spec.bias;
+  const Relation defaults;
+  if (r != defaults) {
+    json bias = {{"kind", relation_name(r.kind)}};
+    const bool tree = r.kind == RelationKind::Hibrids;
+    const bool bucketed = r.kind == RelationKind::T5Buckets || r.kind == RelationKind::SectionDistance;
+    if (tree || r.max_path != defaults.max_path) bias["max_path"] = r.max_path;
+    if (tree || r.max_level != defaults.max_level) bias["max_level"] = r.max_level;
+    if (bucketed || r.buckets != defaults.buckets) bias["buckets"] = r.buckets;
+    if (bucketed || r.max_distance != defaults.max_distance) bias["max_distance"] = r.max_distance;
+    out["bias"] = bias;
+  }
+  if (spec.dense_bias) out["dense_bias"] = true;
+  return out;
+}
+
+// ---- printout --------------------------------------------------------------------------
+
+std::string to_string(const LayerSpec& spec) {
+  std::string text;
+  for (std::size_t h = 0; h < spec.heads.size(); ++h) {
+    const HeadSpec& head = spec.heads[h];
+    text += spec.heads.size() == 1 ? std::string("every head: ") : fmt::format("head {}: ", h);
+    if (head.fixed != FixedPattern::None) {
+      text += fmt::format("fixed {}\n", name_of(kFixedNames, head.fixed));
+      continue;
+    }
+    text += to_string(head.mask);
+    const Normaliser& norm = head.normaliser;
+    if (norm.kind == NormaliserKind::Gumbel) text += fmt::format(", gumbel(tau={})", norm.tau);
+    if (norm.kind == NormaliserKind::TopP) text += fmt::format(", top_p(p={})", norm.p);
+    text += '\n';
+  }
+  const Relation& r = spec.bias;
+  std::vector<std::string> biases;
+  if (r.kind == RelationKind::Hibrids)
+    biases.push_back(fmt::format("hibrids(max_path={}, max_level={})", r.max_path, r.max_level));
+  else if (r.kind != RelationKind::None)
+    biases.push_back(fmt::format("{}(buckets={}, max_distance={})", relation_name(r.kind),
+                                 r.buckets, r.max_distance));
+  if (spec.dense_bias) biases.emplace_back("dense");
+  if (!biases.empty()) text += "bias: " + joined(biases) + "\n";
+  return text;
+}
+
+}  // namespace strata::attn

@@ -1,0 +1,92 @@
+// The fused kernel's vectorised tile loops against plain scalar arithmetic.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "../../src/attn/kernels/fused_tiles.h"
+
+namespace strata::attn::tiles {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+TEST(FusedTiles, ExpMatchesLibmToAboutOneUlp) {
+  // A dense sweep of the whole normal range, at odd lengths so the vector tails run too.
+  std::vector<float> x;
+  for (double t = -87.0; t <= 88.0; t += 0.000731) x.push_back(static_cast<float>(t));
+  std::vector<float> y = x;
+  exp_inplace(y.data(), static_cast<std::int64_t>(y.size()));
+  double worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double exact = std::exp(static_cast<double>(x[i]));
+    worst = std::max(worst, std::abs(y[i] - exact) / exact);
+  }
+  EXPECT_LT(worst, 2.5e-7);  // float epsilon is 1.19e-7
+}
+
+TEST(FusedTiles, ExpOfHiddenScoresIsExactlyZero) {
+  std::vector<float> x = {-kInf, -1e30f, -90.0f, -87.5f, 0.0f, -0.0f, 1.0f};
+  exp_inplace(x.data(), static_cast<std::int64_t>(x.size()));
+  EXPECT_EQ(x[0], 0.0f);
+  EXPECT_EQ(x[1], 0.0f);
+  EXPECT_EQ(x[2], 0.0f);
+  EXPECT_EQ(x[3], 0.0f);
+  EXPECT_EQ(x[4], 1.0f);
+  EXPECT_EQ(x[5], 1.0f);
+  EXPECT_NEAR(x[6], std::exp(1.0f), 3e-7f);
+}
+
+// Two online steps over the halves of each row give the softmax of the whole row.
+TEST(FusedTiles, OnlineSoftmaxOverTwoTilesEqualsOneSoftmax) {
+  const std::int64_t rows = 5, cols = 37, ld = 40;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::vector<float> scores(rows * ld);
+  for (float& s : scores) s = normal(rng);
+  for (std::int64_t c = 0; c < cols; ++c) scores[4 * ld + c] = -kInf;  // a row that sees nothing
+  scores[1 * ld + 3] = -kInf;
+  std::vector<float> first(scores), second(scores);
+  std::vector<float> max(rows, -kInf), sum(rows, 0.0f), rescale(rows);
+  const std::int64_t half = 19;
+  online_softmax(first.data(), ld, rows, half, max.data(), sum.data(), rescale.data());
+  online_softmax(second.data() + half, ld, rows, cols - half, max.data(), sum.data(),
+                 rescale.data());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double row_max = -kInf, total = 0;
+    for (std::int64_t c = 0; c < cols; ++c) row_max = std::max<double>(row_max, scores[r * ld + c]);
+    if (r == 4) {
+      EXPECT_EQ(sum[r], 0.0f);
+      for (std::int64_t c = 0; c < cols; ++c)
+        EXPECT_EQ((c < half ? first : second)[r * ld + c], 0.0f);
+      continue;
+    }
+    for (std::int64_t c = 0; c < cols; ++c) total += std::exp(scores[r * ld + c] - row_max);
+    EXPECT_FLOAT_EQ(max[r], static_cast<float>(row_max));
+    EXPECT_NEAR(sum[r], total, 1e-5 * total);
+    // The first tile's weights, rescaled, and the second's, divided by the sum: softmax.
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const float w = c < half ? first[r * ld + c] * rescale[r] : second[r * ld + c];
+      EXPECT_NEAR(w / sum[r], std::exp(scores[r * ld + c] - row_max) / total, 1e-6);
+    }
+  }
+}
+
+TEST(FusedTiles, SoftmaxGradAndColumnSums) {
+  const std::int64_t rows = 3, cols = 11, ld = 16;
+  std::vector<double> p(rows * ld), dp(rows * ld), sums(cols, 1.0);
+  for (std::int64_t i = 0; i < rows * ld; ++i) p[i] = 0.01 * i, dp[i] = 0.5 - 0.02 * i;
+  const std::vector<double> dp_in = dp, row_dot = {0.1, -0.2, 0.3};
+  softmax_grad(dp.data(), ld, p.data(), ld, rows, cols, row_dot.data(), 2.0);
+  add_column_sums(p.data(), ld, rows, cols, sums.data());
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c)
+      EXPECT_DOUBLE_EQ(dp[r * ld + c], p[r * ld + c] * (dp_in[r * ld + c] - row_dot[r]) * 2.0);
+  for (std::int64_t c = 0; c < cols; ++c)
+    EXPECT_DOUBLE_EQ(sums[c], 1.0 + p[c] + p[ld + c] + p[2 * ld + c]);
+}
+
+}  // namespace
+}  // namespace strata::attn::tiles

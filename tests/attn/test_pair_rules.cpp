@@ -1,0 +1,296 @@
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <random>
+
+#include "../../src/attn/pair_rules.h"
+#include "random_calls.h"
+#include "support/expect.h"
+
+namespace strata::attn {
+namespace {
+
+using test_support::error_of;
+
+at::Tensor ids(std::vector<std::int32_t> values) {
+  return torch::tensor(values, torch::kInt32).view({1, -1});
+}
+
+// One batch item, one head; Lq queries over P prefix slots and Lk keys.
+AttentionCall call_of(std::int64_t lq, std::int64_t prefix, std::int64_t lk) {
+  AttentionCall call;
+  call.q = torch::zeros({1, 1, lq, 2});
+  call.k = torch::zeros({1, 1, prefix + lk, 2});
+  call.v = call.k;
+  call.prefix_len = prefix;
+  return call;
+}
+
+// Row i of visibility over every key, as a string of 0/1.
+std::string row(const PairRules& rules, std::int64_t i, std::int64_t h = 0, std::int64_t b = 0) {
+  std::string s;
+  for (std::int64_t n = 0; n < rules.keys(); ++n) s += rules.visible(b, h, i, n) ? '1' : '0';
+  return s;
+}
+
+TEST(PairRules, ElementRuleOnHandExamples) {
+  TokenLayout layout;
+  layout.sentence = ids({0, 0, 1, 1, 2});
+  layout.segment = ids({0, 0, 0, 1, 1});
+  layout.token = ids({5, 6, 5, 7, 6});
+  layout.repeated = ids({1, 1, 1, 0, 1});
+  AttentionCall call = call_of(5, 2, 5);
+  call.query_layout = call.key_layout = &layout;
+  call.prefix_segment = torch::tensor({0, 1}, torch::kInt32);
+  LayerSpec spec;
+  call.spec = &spec;
+
+  spec.heads[0].mask = Mask::of(MaskKind::SameSentence);
+  EXPECT_EQ(row(PairRules(call), 1), "11" "11000");  // prefix slots stay visible
+  EXPECT_EQ(row(PairRules(call), 4), "11" "00001");
+
+  spec.heads[0].mask = !Mask::causal();  // NOT as written: hides prefix slots too
+  EXPECT_EQ(row(PairRules(call), 2), "00" "00011");
+
+  spec.heads[0].mask = Mask::of(MaskKind::PrefixBlock);
+  EXPECT_EQ(row(PairRules(call), 0), "10" "11111");
+  EXPECT_EQ(row(PairRules(call), 3), "01" "11111");
+
+  spec.heads[0].mask = Mask::of(MaskKind::MatchingToken);
+  EXPECT_EQ(row(PairRules(call), 0), "11" "10100");  // token 5 sees the 5s
+  EXPECT_EQ(row(PairRules(call), 3), "11" "11111");  // token 7 occurs once: sees all
+
+  spec.heads[0].mask = Mask::global(1);
+  EXPECT_EQ(row(PairRules(call), 0), "11" "11111");
+  EXPECT_EQ(row(PairRules(call), 3), "11" "10000");
+
+  spec.heads[0].mask = Mask::window(1, 0) && !Mask::of(MaskKind::PrefixBlock);
+  EXPECT_EQ(row(PairRules(call), 3), "10" "00000");  // only the prefix slot it is blocked from
+
+  // The call's causal flag and padding on top, with a query offset: queries 0, 1 are keys 2, 3.
+  spec.heads[0].mask = Mask::window(1, 0) || Mask::global(1);
+  AttentionCall decode = call_of(2, 2, 5);
+  decode.spec = &spec;
+  decode.query_offset = 2;
+  decode.causal = true;
+  decode.key_padding = torch::tensor({true, true, true, false, true}).view({1, 5});
+  EXPECT_EQ(row(PairRules(decode), 0), "11" "11100");
+  EXPECT_EQ(row(PairRules(decode), 1), "11" "10100");  // key 3 is padding
+}
+
+TEST(PairRules, VisibleTileMatchesElementRule) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 150; ++trial) {
+    const auto r = test::random_call(rng);
+    const PairRules rules(r->call);
+    for (std::int64_t b = 0; b < rules.batch(); ++b)
+      for (std::int64_t h = 0; h < rules.heads(); ++h) {
+        const std::int64_t i0 = test::uniform(rng, 0, rules.queries() - 1);
+        const std::int64_t i1 = test::uniform(rng, i0 + 1, rules.queries());
+        const std::int64_t n0 = test::uniform(rng, 0, rules.keys() - 1);
+        const std::int64_t n1 = test::uniform(rng, n0 + 1, rules.keys());
+        const std::int64_t ld = n1 - n0 + 3;
+        std::vector<std::uint8_t> tile((i1 - i0) * ld, 7);
+        rules.visible_tile(b, h, i0, i1, n0, n1, tile.data(), ld);
+        for (std::int64_t i = i0; i < i1; ++i) {
+          for (std::int64_t n = n0; n < n1; ++n)
+            ASSERT_EQ(tile[(i - i0) * ld + n - n0], rules.visible(b, h, i, n) ? 1 : 0)
+                << "trial " << trial << " b " << b << " h " << h << " i " << i << " n " << n
+                << " mask " << to_string(r->spec.head(h).mask);
+          for (std::int64_t c = n1 - n0; c < ld; ++c) ASSERT_EQ(tile[(i - i0) * ld + c], 7);
+        }
+      }
+  }
+}
+
+TEST(PairRules, T5BucketsFollowTheStandardFunction) {
+  // 32 buckets, max distance 128: 16 per sign, 8 exact, then logarithmic.
+  EXPECT_EQ(t5_bucket(0, 32, 128), 0);
+  EXPECT_EQ(t5_bucket(-3, 32, 128), 3);
+  EXPECT_EQ(t5_bucket(3, 32, 128), 19);
+  EXPECT_EQ(t5_bucket(-8, 32, 128), 8);
+  EXPECT_EQ(t5_bucket(8, 32, 128), 24);
+  EXPECT_EQ(t5_bucket(20, 32, 128), 26);  // 8 + floor(ln(2.5) / ln(16) * 8)
+  EXPECT_EQ(t5_bucket(127, 32, 128), 31);
+  EXPECT_EQ(t5_bucket(1000, 32, 128), 31);
+  EXPECT_EQ(t5_bucket(-1000, 32, 128), 15);
+}
+
+TEST(PairRules, RelationsOnHandExamples) {
+  // Sections: root 0, A 1, A.1 2 (under A), B 3; tokens in sections 1 1 2 3.
+  SectionTree tree;
+  tree.parent = {-1, 0, 1, 0};
+  tree.depth = {0, 1, 2, 1};
+  TokenLayout layout;
+  layout.section = ids({1, 1, 2, 3});
+  layout.path_len = torch::zeros({1, 4, 4}, torch::kInt32);
+  layout.lvl_diff = torch::zeros({1, 4, 4}, torch::kInt32);
+  for (int x = 0; x < 4; ++x)
+    for (int y = 0; y < 4; ++y) {
+      layout.path_len[0][x][y] = tree.path_len(x, y);
+      layout.lvl_diff[0][x][y] = tree.lvl_diff(x, y);
+    }
+  AttentionCall call = call_of(4, 1, 4);
+  call.query_layout = call.key_layout = &layout;
+  LayerSpec spec;
+  spec.bias = {RelationKind::Hibrids, 2, 1};
+  call.spec = &spec;
+  call.bias_table = torch::zeros({1, 15});
+  {
+    const PairRules rules(call);
+    EXPECT_TRUE(rules.has_relation());
+    EXPECT_EQ(rules.relation(0, 0, 0), -1);  // prefix slot
+    // id = (path + 2) * 3 + level + 1
+    EXPECT_EQ(rules.relation(0, 0, 1), 7);   // same section: path 0, level 0
+    EXPECT_EQ(rules.relation(0, 2, 4), 12);  // A.1 -> B: path 3 clamped to 2, level -1
+    EXPECT_EQ(rules.relation(0, 3, 3), 2);   // B -> A.1: path -3 clamped to -2, level +1
+    EXPECT_EQ(rules.relation(0, 0, 3), 11);  // A -> A.1: path 1, level 1
+  }
+  spec.bias = {RelationKind::SectionDistance, 4, 2, 8, 4};
+  call.bias_table = torch::zeros({1, 8});
+  {
+    // 8 buckets, 4 per sign, 2 exact: d = 0, 1, 2 -> 0, 5, 6; d = -1, -2 -> 1, 2.
+    const PairRules rules(call);
+    EXPECT_EQ(rules.relation(0, 0, 1), 0);
+    EXPECT_EQ(rules.relation(0, 0, 3), 5);
+    EXPECT_EQ(rules.relation(0, 0, 4), 6);
+    EXPECT_EQ(rules.relation(0, 3, 3), 1);
+    EXPECT_EQ(rules.relation(0, 3, 1), 2);
+  }
+  spec.bias = {RelationKind::T5Buckets, 4, 2, 8, 4};
+  call.query_offset = 0;
+  {
+    const PairRules rules(call);
+    EXPECT_EQ(rules.relation(0, 3, 1), t5_bucket(-3, 8, 4));
+    EXPECT_EQ(rules.relation(0, 1, 4), t5_bucket(2, 8, 4));
+  }
+}
+
+TEST(PairRules, RelationTileMatchesRelation) {
+  std::mt19937 rng(11);
+  int checked = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    const auto r = test::random_call(rng);
+    const PairRules rules(r->call);
+    checked += rules.has_relation();
+    for (std::int64_t b = 0; b < rules.batch(); ++b) {
+      const std::int64_t ld = rules.keys() + 1;
+      std::vector<std::int32_t> tile(rules.queries() * ld, 99);
+      rules.relation_tile(b, 0, rules.queries(), 0, rules.keys(), tile.data(), ld);
+      for (std::int64_t i = 0; i < rules.queries(); ++i)
+        for (std::int64_t n = 0; n < rules.keys(); ++n) {
+          const std::int32_t id = rules.relation(b, i, n);
+          ASSERT_EQ(tile[i * ld + n], id) << "trial " << trial;
+          if (n < rules.prefix_len() || !rules.has_relation()) ASSERT_EQ(id, -1);
+          else ASSERT_TRUE(id >= 0 && id < relation_count(r->spec.bias));
+        }
+    }
+  }
+  EXPECT_GT(checked, 40);
+}
+
+TEST(PairRules, FixedKeysAreThePreviousAndNextTokens) {
+  AttentionCall call = call_of(4, 1, 4);
+  LayerSpec spec;
+  spec.heads = {HeadSpec{}, HeadSpec{}, HeadSpec{}};
+  spec.heads[0].fixed = FixedPattern::PreviousToken;
+  spec.heads[1].fixed = FixedPattern::NextToken;
+  call.q = torch::zeros({1, 3, 4, 2});
+  call.k = call.v = torch::zeros({1, 3, 5, 2});
+  call.spec = &spec;
+  call.key_padding = torch::tensor({true, true, false, true}).view({1, 4});
+  {
+    const PairRules rules(call);
+    EXPECT_EQ(rules.fixed(0), FixedPattern::PreviousToken);
+    EXPECT_EQ(rules.fixed(2), FixedPattern::None);
+    EXPECT_EQ(rules.fixed_key(0, 0, 0), -1);  // no previous token
+    EXPECT_EQ(rules.fixed_key(0, 0, 1), 1);   // key 0 behind one prefix slot
+    EXPECT_EQ(rules.fixed_key(0, 0, 3), -1);  // key 2 is padding
+    EXPECT_EQ(rules.fixed_key(0, 1, 0), 2);
+    EXPECT_EQ(rules.fixed_key(0, 1, 3), -1);  // past the end
+    EXPECT_EQ(rules.fixed_key(0, 2, 1), -1);  // not a fixed head
+    EXPECT_EQ(row(rules, 1, 0), "01000");
+    EXPECT_EQ(row(rules, 3, 0), "00000");
+  }
+  call.causal = true;  // the next token is in the future
+  call.query_offset = 1;
+  call.q = torch::zeros({1, 3, 2, 2});
+  const PairRules rules(call);
+  EXPECT_EQ(rules.fixed_key(0, 1, 0), -1);
+  EXPECT_EQ(rules.fixed_key(0, 0, 0), 1);  // i' = 1: previous is key 0
+}
+
+TEST(PairRules, MissingInputsAreNamed) {
+  TokenLayout layout;
+  layout.sentence = ids({0, 0, 1});
+  AttentionCall call = call_of(3, 2, 3);
+  LayerSpec spec;
+  call.spec = &spec;
+  spec.heads[0].mask = Mask::of(MaskKind::SameSection);
+  EXPECT_EQ(error_of([&] { PairRules rules(call); }),
+            "attention spec needs query_layout.section (mask same_section)");
+  call.query_layout = &layout;
+  spec.heads[0].mask = Mask::causal() && Mask::of(MaskKind::SameSentence);
+  EXPECT_EQ(error_of([&] { PairRules rules(call); }),
+            "attention spec needs key_layout.sentence (mask same_sentence)");
+  spec.heads[0].mask = Mask::of(MaskKind::PrefixBlock);
+  layout.segment = ids({0, 0, 1});
+  EXPECT_EQ(error_of([&] { PairRules rules(call); }),
+            "attention spec needs call.prefix_segment [P] = [2] (mask prefix_block)");
+  spec.heads[0].mask = Mask::all();
+  spec.bias = {RelationKind::T5Buckets};
+  EXPECT_EQ(error_of([&] { PairRules rules(call); }),
+            "attention spec needs call.bias_table [H, relation_count] = [1, 32] (bias t5_buckets)");
+  spec.bias = {RelationKind::Hibrids};
+  call.key_layout = &layout;
+  layout.section = ids({0, 0, 1});
+  EXPECT_EQ(error_of([&] { PairRules rules(call); }),
+            "attention spec needs query_layout.path_len (bias hibrids)");
+  spec.bias = {};
+  layout.sentence = ids({0, 0, 1, 1});
+  spec.heads[0].mask = Mask::of(MaskKind::SameSentence);
+  EXPECT_EQ(error_of([&] { PairRules rules(call); }),
+            "query_layout.sentence has shape [1, 4], expected [1, 3]");
+  spec.heads = {HeadSpec{}, HeadSpec{}};
+  EXPECT_EQ(error_of([&] { PairRules rules(call); }),
+            "attention spec has 2 head specs for 1 heads (give one for every head, or one per "
+            "head)");
+}
+
+TEST(PairRules, OwnsWhatItReads) {
+  std::mt19937 rng(3);
+  std::vector<PairRules> kept;
+  std::vector<std::vector<std::uint8_t>> expected;
+  for (int trial = 0; trial < 10; ++trial) {
+    auto r = test::random_call(rng);
+    const PairRules rules(r->call);
+    std::vector<std::uint8_t> all(rules.queries() * rules.keys());
+    rules.visible_tile(0, 0, 0, rules.queries(), 0, rules.keys(), all.data(), rules.keys());
+    expected.push_back(all);
+    kept.push_back(rules);  // a copy shares the state
+    r.reset();              // the call's layouts, spec and tensors are gone
+  }
+  for (std::size_t t = 0; t < kept.size(); ++t) {
+    const PairRules& rules = kept[t];
+    for (std::int64_t i = 0; i < rules.queries(); ++i)
+      for (std::int64_t n = 0; n < rules.keys(); ++n)
+        ASSERT_EQ(rules.visible(0, 0, i, n), expected[t][i * rules.keys() + n] == 1);
+  }
+}
+
+TEST(PairRules, OneLayoutRowServesTheBatch) {
+  TokenLayout layout;
+  layout.section = ids({0, 0, 1, 1});
+  AttentionCall call = call_of(4, 0, 4);
+  call.q = torch::zeros({3, 1, 4, 2});
+  call.k = call.v = torch::zeros({3, 1, 4, 2});
+  call.query_layout = call.key_layout = &layout;
+  LayerSpec spec;
+  spec.heads[0].mask = Mask::of(MaskKind::SameSection);
+  call.spec = &spec;
+  const PairRules rules(call);
+  for (std::int64_t b = 0; b < 3; ++b) EXPECT_EQ(row(rules, 2, 0, b), "0011");
+}
+
+}  // namespace
+}  // namespace strata::attn
