@@ -21,6 +21,7 @@ void register_all(CLI::App& app) {
   register_plot(app);
   register_train(app);
   register_summarize(app);
+  register_attn(app);
   CLI::App* lm = app.add_subcommand("lm", "Causal language models: train, perplexity");
   lm->require_subcommand(1);
   register_lm_train(*lm);
@@ -31,6 +32,9 @@ void register_all(CLI::App& app) {
   register_eval_bleu(*eval);
   register_eval_copy(*eval);
   register_eval_summarize(*eval);
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks that run from the installed binary");
+  bench->require_subcommand(1);
+  register_bench_attention(*bench);
 }
 
 void run_selected(CLI::App& app) {

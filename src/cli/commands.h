@@ -14,6 +14,7 @@ void register_tokenizer(CLI::App& app);  // strata tokenizer train | encode | de
 void register_plot(CLI::App& app);       // strata plot RUN_DIR
 void register_train(CLI::App& app);      // strata train
 void register_summarize(CLI::App& app);  // strata summarize
+void register_attn(CLI::App& app);       // strata attn show
 // `lm` is one group shared by two files.
 void register_lm_train(CLI::App& lm);    // strata lm train
 void register_lm_eval(CLI::App& lm);     // strata lm eval
@@ -22,6 +23,8 @@ void register_eval_rouge(CLI::App& eval);  // strata eval rouge
 void register_eval_bleu(CLI::App& eval);   // strata eval bleu
 void register_eval_copy(CLI::App& eval);   // strata eval copy
 void register_eval_summarize(CLI::App& eval);  // strata eval summarize
+// `bench` is one group; each benchmark is a file of its own.
+void register_bench_attention(CLI::App& bench);  // strata bench attention
 
 void register_all(CLI::App& app);
 // Runs the action of the subcommand that was selected.

@@ -1,0 +1,23 @@
+#pragma once
+// One head's visibility, row by row, by the engine's own per-pair rule (PairRules: what the
+// reference kernel applies and the fused kernel is tested against). `strata attn show` draws
+// it; `strata bench attention` counts it for the exact sparsity of its cases.
+#include <cstdint>
+#include <functional>
+
+namespace strata::attn {
+class PairRules;
+}
+
+namespace strata::cli {
+
+// Calls on_row(i, keys) for every query i of (batch item b, head h) in order, where keys[n]
+// is 1 when query i sees key n and 0 otherwise (P + Lk entries, prefix slots first). A head
+// with a fixed pattern sees its one fixed key, or none (PairRules' rule).
+void for_each_visible_row(const attn::PairRules& rules, std::int64_t b, std::int64_t h,
+                          const std::function<void(std::int64_t, const std::uint8_t*)>& on_row);
+
+// The number of visible (query, key) pairs of (b, h).
+std::int64_t count_visible(const attn::PairRules& rules, std::int64_t b, std::int64_t h);
+
+}  // namespace strata::cli

@@ -1,0 +1,178 @@
+// `strata attn show` and `strata bench attention` run as a user would: the pictures and the
+// sparsity they report (checked against hand counts on tiny cases), their errors, and a
+// smoke run of the benchmark (no timing assertions).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "support/cli.h"
+#include "support/expect.h"
+
+namespace strata {
+namespace {
+
+namespace fs = std::filesystem;
+
+using Result = test_support::CliResult;
+using test_support::slurp;
+
+const fs::path kManPage = fs::path(STRATA_FIXTURES_DIR) / "doc" / "frob.1";
+
+class CliAttn : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("strata_cli_attn_" + std::to_string(::getpid()) + "_" +
+            testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return dir_ / name;
+  }
+  Result run(const std::string& args) { return test_support::run_strata(args, dir_); }
+  nlohmann::json sparsity(const fs::path& out) { return nlohmann::json::parse(slurp(out / "sparsity.json")); }
+
+  fs::path dir_;
+};
+
+// With the default byte tokenizer and --max-tokens 40 the man page gives L = 40 tokens.
+// window(1,1) sees i-1, i, i+1: 3L - 2 = 118 of L^2 = 1600 pairs; `all` sees every pair.
+TEST_F(CliAttn, ShowDrawsOneSvgPerHeadAndCountsPairs) {
+  const fs::path spec = write("spec.json", R"j({"heads": [{"mask": "window(1,1)"}, {"mask": "all"}]})j");
+  const fs::path out = dir_ / "show";
+  const Result r = run("attn show --spec " + spec.string() + " --doc " + kManPage.string() +
+                       " --max-tokens 40 --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("window(1,1)"), std::string::npos) << r.out;
+  for (const char* name : {"head-0.svg", "head-1.svg"}) {
+    ASSERT_TRUE(fs::exists(out / name)) << name;
+    EXPECT_EQ(slurp(out / name).rfind("<svg", 0), 0u) << name;
+  }
+  EXPECT_FALSE(fs::exists(out / "head-2.svg"));
+
+  const nlohmann::json j = sparsity(out);
+  EXPECT_EQ(j["tokens"], 40);
+  EXPECT_EQ(j["keys"], 40);
+  ASSERT_EQ(j["heads"].size(), 2u);
+  EXPECT_EQ(j["heads"][0]["mask"], "window(1,1)");
+  EXPECT_EQ(j["heads"][0]["visible_pairs"], 118);
+  EXPECT_EQ(j["heads"][0]["pairs"], 1600);
+  EXPECT_DOUBLE_EQ(j["heads"][0]["sparsity"].get<double>(), 1.0 - 118.0 / 1600.0);
+  EXPECT_EQ(j["heads"][1]["visible_pairs"], 1600);
+  EXPECT_DOUBLE_EQ(j["heads"][1]["sparsity"].get<double>(), 0.0);
+  // One 64 x 64 tile covers everything, and both heads visit it.
+  EXPECT_DOUBLE_EQ(j["heads"][0]["tile_density"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j["heads"][1]["tile_density"].get<double>(), 1.0);
+  // The band is one rect a row (rows 1..38 differ, rows 0 and 39 are clipped): 40 rects
+  // besides the background, not one per visible pair.
+  EXPECT_EQ(test_support::count_occurrences(slurp(out / "head-0.svg"), "<rect "), 41u);
+}
+
+// 4 prefix slots over 2 segments: slots 0-1 belong to segment 0 (queries 0-19), slots 2-3
+// to segment 1 (queries 20-39). prefix_block shows each query its own 2 slots and all 40
+// keys: 40 * 42 = 1680 of 40 * 44 = 1760 pairs.
+TEST_F(CliAttn, ShowPrefixBlockAsPng) {
+  const fs::path spec = write("spec.json", R"j({"heads": [{"mask": "prefix_block"}]})j");
+  const fs::path out = dir_ / "png";
+  const Result r = run("attn show --spec " + spec.string() + " --doc " + kManPage.string() +
+                       " --max-tokens 40 --prefix 4 --segments 2 --format png --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(fs::exists(out / "head-0.png"));
+  EXPECT_EQ(slurp(out / "head-0.png").rfind("\x89PNG\r\n\x1a\n", 0), 0u);
+  const nlohmann::json j = sparsity(out);
+  EXPECT_EQ(j["prefix"], 4);
+  EXPECT_EQ(j["keys"], 44);
+  EXPECT_EQ(j["heads"][0]["visible_pairs"], 1680);
+  EXPECT_EQ(j["heads"][0]["pairs"], 1760);
+}
+
+TEST_F(CliAttn, ShowExampleConfigsRun) {
+  for (const char* name : {"sliding-window", "same-section", "hibrids", "patterns", "prefix-block"}) {
+    const fs::path spec = fs::path(STRATA_FIXTURES_DIR) / ".." / ".." / "configs" / "attention" / (std::string(name) + ".json");
+    const Result r = run("attn show --spec " + spec.string() + " --doc " + kManPage.string() +
+                         " --prefix 8 --segments 2 --out " + (dir_ / name).string());
+    EXPECT_EQ(r.exit_code, 0) << name << "\n" << r.err;
+  }
+  // patterns.json: eight heads, the fixed ones see one key a row (the first row of
+  // previous_token and the last of next_token see none).
+  const nlohmann::json j = sparsity(dir_ / "patterns");
+  ASSERT_EQ(j["heads"].size(), 8u);
+  EXPECT_EQ(j["heads"][2]["mask"], "fixed previous_token");
+  EXPECT_EQ(j["heads"][2]["visible_pairs"], j["tokens"].get<int>() - 1);
+  EXPECT_EQ(j["heads"][3]["visible_pairs"], j["tokens"].get<int>() - 1);
+  EXPECT_TRUE(j["heads"][2]["tile_density"].is_null());
+}
+
+TEST_F(CliAttn, BadSpecNamesTheFile) {
+  const fs::path broken = write("broken.json", R"j({"heads": [{"mask": "window(1,"}]})j");
+  Result r = run("attn show --spec " + broken.string() + " --doc " + kManPage.string() + " --out " +
+                 (dir_ / "x").string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("broken.json"), std::string::npos) << r.err;
+
+  const fs::path unknown = write("unknown.json", R"j({"heads": [{"mask": "all"}], "biass": {}})j");
+  r = run("attn show --spec " + unknown.string() + " --doc " + kManPage.string() + " --out " +
+          (dir_ / "x").string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("unknown.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("biass"), std::string::npos) << r.err;
+
+  const fs::path not_json = write("not-json.json", "heads: all");
+  r = run("attn show --spec " + not_json.string() + " --doc " + kManPage.string() + " --out " +
+          (dir_ / "x").string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("not-json.json"), std::string::npos) << r.err;
+
+  r = run("attn show --spec " + (dir_ / "missing.json").string() + " --doc " + kManPage.string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("missing.json"), std::string::npos) << r.err;
+
+  const fs::path spec = write("spec.json", R"j({"heads": [{"mask": "all"}]})j");
+  r = run("attn show --spec " + spec.string() + " --doc " + (dir_ / "missing.1").string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("missing.1"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "x"));
+}
+
+TEST_F(CliAttn, HelpExplainsTheOptions) {
+  Result r = run("attn show --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* word : {"--spec", "--doc", "--tokenizer", "--max-tokens", "--out", "--format",
+                           "--segments", "--prefix", "sparsity"})
+    EXPECT_NE(r.out.find(word), std::string::npos) << word << "\n" << r.out;
+  r = run("bench attention --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* word : {"--quick", "--json", "--length", "--threads", "--rounds", "target"})
+    EXPECT_NE(r.out.find(word), std::string::npos) << word << "\n" << r.out;
+  EXPECT_EQ(r.out.find("--child"), std::string::npos) << r.out;  // internal
+}
+
+TEST_F(CliAttn, BenchQuickPrintsEveryCase) {
+  const fs::path json = dir_ / "bench.json";
+  const Result r = run("bench attention --quick --length 128 --json " + json.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  EXPECT_EQ(j["length"], 128);
+  for (const char* name :
+       {"composite", "fused_dense", "fused_window", "fused_same_section", "fused_hibrids", "sgemm"}) {
+    EXPECT_NE(r.out.find(name), std::string::npos) << name << "\n" << r.out;
+    ASSERT_TRUE(j["cases"].contains(name)) << name;
+    EXPECT_GT(j["cases"][name]["median_ms"].get<double>(), 0) << name;
+  }
+  // The window hides about half of the pairs, 7 equal sections about 6/7 of them.
+  EXPECT_NEAR(j["cases"]["fused_window"]["rho"].get<double>(), 0.5, 0.02);
+  EXPECT_NEAR(j["cases"]["fused_same_section"]["rho"].get<double>(), 6.0 / 7.0, 0.01);
+  EXPECT_EQ(j["cases"]["fused_dense"]["rho"], 0.0);
+  EXPECT_NE(r.out.find("GFLOP/s"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace strata
