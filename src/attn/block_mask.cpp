@@ -99,8 +99,10 @@ Cover evaluate(const std::vector<State::Op>& program, std::vector<Cover>& stack,
       for (std::int32_t k = 0; k < op.arity; ++k) {
         const Cover c = stack.back();
         stack.pop_back();
-        if (c == absorbing || result == absorbing) result = absorbing;
-        else if (c == Cover::Partial) result = Cover::Partial;
+        if (c == absorbing || result == absorbing)
+          result = absorbing;
+        else if (c == Cover::Partial)
+          result = Cover::Partial;
       }
       stack.push_back(result);
     } else if (op.kind == MaskKind::Not) {
@@ -186,10 +188,13 @@ BlockMask compile_block_mask(const PairRules& rules, std::int64_t q_tile, std::i
           const KeyTile& k = keys[kt];
           Cover keys_cover = Cover::Empty;
           if (k.any_real) {
-            keys_cover = evaluate(program, stack, [&](const State::Op& op) { return on_keys(op, q, k); });
+            keys_cover =
+                evaluate(program, stack, [&](const State::Op& op) { return on_keys(op, q, k); });
             if (s.causal && keys_cover != Cover::Empty) {
               const Cover c = on_keys(call_causal, q, k);
-              keys_cover = c == Cover::Empty ? c : c == Cover::Partial ? Cover::Partial : keys_cover;
+              keys_cover = c == Cover::Empty     ? c
+                           : c == Cover::Partial ? Cover::Partial
+                                                 : keys_cover;
             }
             if (keys_cover == Cover::Full && !k.all_real) keys_cover = Cover::Partial;
           }
@@ -210,8 +215,7 @@ BlockMask compile_block_mask(const PairRules& rules, std::int64_t q_tile, std::i
   return mask;
 }
 
-BlockMask compile_block_mask(const AttentionCall& call, std::int64_t q_tile,
-                             std::int64_t k_tile) {
+BlockMask compile_block_mask(const AttentionCall& call, std::int64_t q_tile, std::int64_t k_tile) {
   return compile_block_mask(PairRules(call), q_tile, k_tile);
 }
 

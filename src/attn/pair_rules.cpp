@@ -76,7 +76,8 @@ std::string shape(const at::Tensor& t) {
 // "[B, L]", or "[B, L] or [1, L]" when B > 1: a per-token field may be shared by the batch.
 std::string batch_shape(std::int64_t batch, std::int64_t length) {
   const std::string one = "[1, " + std::to_string(length) + "]";
-  return batch == 1 ? one : "[" + std::to_string(batch) + ", " + std::to_string(length) + "] or " + one;
+  return batch == 1 ? one
+                    : "[" + std::to_string(batch) + ", " + std::to_string(length) + "] or " + one;
 }
 
 // `t` as a CPU int32 contiguous tensor of shape [B or 1, length]; `name` for messages.
@@ -231,8 +232,7 @@ bool holds(const State& s, const Mask& m, std::int64_t b, std::int64_t i, std::i
                          [&](const Mask& o) { return holds(s, o, b, i, n); });
     case MaskKind::Not: return !holds(s, m.operands[0], b, i, n);
     case MaskKind::PrefixBlock:
-      return n >= s.prefix ||
-             s.prefix_segment.data[n] == s.q(LayoutField::Segment).row(b)[i];
+      return n >= s.prefix || s.prefix_segment.data[n] == s.q(LayoutField::Segment).row(b)[i];
     default: break;
   }
   if (n < s.prefix) return true;  // every other predicate holds on prefix slots
@@ -466,11 +466,10 @@ std::int32_t PairRules::relation(std::int64_t b, std::int64_t i, std::int64_t n)
     case RelationKind::None: return -1;
     case RelationKind::T5Buckets: return s.buckets[j - (i + s.query_offset) - s.bucket_min];
     case RelationKind::SectionDistance:
-      return s.buckets[s.k(LayoutField::Section).row(b)[j] -
-                       s.q(LayoutField::Section).row(b)[i] - s.bucket_min];
+      return s.buckets[s.k(LayoutField::Section).row(b)[j] - s.q(LayoutField::Section).row(b)[i] -
+                       s.bucket_min];
     case RelationKind::Hibrids:
-      return s.hibrids[b * s.hibrids_stride +
-                       s.q(LayoutField::Section).row(b)[i] * s.sections +
+      return s.hibrids[b * s.hibrids_stride + s.q(LayoutField::Section).row(b)[i] * s.sections +
                        s.k(LayoutField::Section).row(b)[j]];
   }
   return -1;

@@ -29,10 +29,10 @@ class PairRules {
 
   std::int64_t batch() const;
   std::int64_t heads() const;
-  std::int64_t queries() const;    // Lq
-  std::int64_t keys() const;       // P + Lk
-  std::int64_t prefix_len() const; // P
-  const LayerSpec& spec() const;   // the call's spec, or a plain one for a null spec
+  std::int64_t queries() const;     // Lq
+  std::int64_t keys() const;        // P + Lk
+  std::int64_t prefix_len() const;  // P
+  const LayerSpec& spec() const;    // the call's spec, or a plain one for a null spec
 
   // The element rule, written for clarity (the reference kernel's source of truth). For a
   // head with a fixed pattern: n == fixed_key(b, h, i).

@@ -95,8 +95,9 @@ Mask Mask::global(std::int64_t count) {
 Mask Mask::of(MaskKind kind) {
   if (kind == MaskKind::Window || kind == MaskKind::Global || kind == MaskKind::And ||
       kind == MaskKind::Or || kind == MaskKind::Not)
-    throw Error("Mask::of takes a primitive without parameters; use Mask::window, "
-                "Mask::global or the operators &&, ||, ! for this kind");
+    throw Error(
+        "Mask::of takes a primitive without parameters; use Mask::window, "
+        "Mask::global or the operators &&, ||, ! for this kind");
   Mask m;
   m.kind = kind;
   return m;
@@ -244,7 +245,8 @@ class MaskParser {
   Mask parse() {
     Mask mask = parse_or();
     skip_space();
-    if (at_ < text_.size()) fail("expected '&', '|' or the end, got '" + std::string(1, text_[at_]) + "'");
+    if (at_ < text_.size())
+      fail("expected '&', '|' or the end, got '" + std::string(1, text_[at_]) + "'");
     return mask;
   }
 
@@ -278,13 +280,15 @@ class MaskParser {
     }
     skip_space();
     const std::size_t start = at_;
-    while (at_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[at_])) || text_[at_] == '_'))
+    while (at_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[at_])) || text_[at_] == '_'))
       ++at_;
     const std::string name(text_.substr(start, at_ - start));
     if (name.empty()) {
       at_ = start;
-      fail(at_ < text_.size() ? "expected a mask, '!' or '(', got '" + std::string(1, text_[at_]) + "'"
-                              : "expected a mask, '!' or '(', got the end");
+      fail(at_ < text_.size()
+               ? "expected a mask, '!' or '(', got '" + std::string(1, text_[at_]) + "'"
+               : "expected a mask, '!' or '(', got the end");
     }
     for (const PrimitiveName& p : kPrimitives) {
       if (p.name != name) continue;
@@ -377,8 +381,9 @@ class JsonObject {
   JsonObject(const json& j, std::string where, std::vector<std::string> known)
       : j_(j), where_(std::move(where)) {
     if (!j.is_object())
-      throw Error("attention spec: " + (where_.empty() ? std::string("the spec") : "'" + path("") + "'") +
-                  " must be a JSON object");
+      throw Error(
+          "attention spec: " + (where_.empty() ? std::string("the spec") : "'" + path("") + "'") +
+          " must be a JSON object");
     for (const auto& item : j.items()) {
       if (std::find(known.begin(), known.end(), item.key()) != known.end()) continue;
       const auto suggestion = closest_match(item.key(), known);
@@ -478,7 +483,8 @@ LayerSpec layer_spec_from_json(const json& j) {
       spec.heads.push_back(head_from_json((*heads)[h], "heads[" + std::to_string(h) + "]."));
   }
   if (const json* b = object.find("bias")) {
-    const JsonObject bias(*b, "bias.", {"kind", "max_path", "max_level", "buckets", "max_distance"});
+    const JsonObject bias(*b, "bias.",
+                          {"kind", "max_path", "max_level", "buckets", "max_distance"});
     bias.read("kind", spec.bias.kind, kRelationNames);
     bias.read("max_path", spec.bias.max_path);
     bias.read("max_level", spec.bias.max_level);
@@ -513,7 +519,8 @@ json to_json(const LayerSpec& spec) {
   if (r != defaults) {
     json bias = {{"kind", relation_name(r.kind)}};
     const bool tree = r.kind == RelationKind::Hibrids;
-    const bool bucketed = r.kind == RelationKind::T5Buckets || r.kind == RelationKind::SectionDistance;
+    const bool bucketed =
+        r.kind == RelationKind::T5Buckets || r.kind == RelationKind::SectionDistance;
     if (tree || r.max_path != defaults.max_path) bias["max_path"] = r.max_path;
     if (tree || r.max_level != defaults.max_level) bias["max_level"] = r.max_level;
     if (bucketed || r.buckets != defaults.buckets) bias["buckets"] = r.buckets;

@@ -12,8 +12,8 @@ namespace strata::attn {
 
 namespace {
 const at::Tensor* first_token_field(const TokenLayout& t) {
-  for (const at::Tensor* f : {&t.section, &t.paragraph, &t.sentence, &t.segment, &t.document,
-                              &t.token, &t.repeated})
+  for (const at::Tensor* f :
+       {&t.section, &t.paragraph, &t.sentence, &t.segment, &t.document, &t.token, &t.repeated})
     if (f->defined()) return f;
   return nullptr;
 }
@@ -45,7 +45,13 @@ TokenLayout batch_layouts(const std::vector<const Layout*>& layouts, std::int64_
                   std::to_string(length) + " (truncate it with LayoutOptions::max_tokens)");
 
   auto ids = [&] { return torch::empty({batch, length}, torch::kInt32); };
-  TokenLayout t{ids(), ids(), ids(), ids(), ids(), ids(), ids(),
+  TokenLayout t{ids(),
+                ids(),
+                ids(),
+                ids(),
+                ids(),
+                ids(),
+                ids(),
                 torch::zeros({batch, sections, sections}, torch::kInt32),
                 torch::zeros({batch, sections, sections}, torch::kInt32)};
   t.document.zero_();

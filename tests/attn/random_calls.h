@@ -37,9 +37,7 @@ struct RandomCall {
 inline std::int64_t uniform(std::mt19937& rng, std::int64_t lo, std::int64_t hi) {  // [lo, hi]
   return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
 }
-inline bool coin(std::mt19937& rng, double p = 0.5) {
-  return std::bernoulli_distribution(p)(rng);
-}
+inline bool coin(std::mt19937& rng, double p = 0.5) { return std::bernoulli_distribution(p)(rng); }
 
 // A section tree of `sections` nodes in pre-order: each node's parent is the previous node
 // or one of its ancestors.
@@ -66,7 +64,13 @@ inline TokenLayout random_layout(std::mt19937& rng, const std::vector<SectionTre
   std::int64_t max_sections = 1;
   for (const SectionTree& t : trees) max_sections = std::max<std::int64_t>(max_sections, t.size());
   auto make = [&] { return torch::zeros({batch, length}, torch::kInt32); };
-  TokenLayout t{make(), make(), make(), make(), make(), make(), make(),
+  TokenLayout t{make(),
+                make(),
+                make(),
+                make(),
+                make(),
+                make(),
+                make(),
                 torch::zeros({batch, max_sections, max_sections}, torch::kInt32),
                 torch::zeros({batch, max_sections, max_sections}, torch::kInt32)};
   const int segments = static_cast<int>(uniform(rng, 1, 3));
@@ -99,8 +103,8 @@ inline TokenLayout random_layout(std::mt19937& rng, const std::vector<SectionTre
       section[p] = sec;
       paragraph[p] = par;
       sentence[p] = sen;
-      segment[p] = even_segment(static_cast<std::size_t>(p), static_cast<std::size_t>(real[b]),
-                                segments);
+      segment[p] =
+          even_segment(static_cast<std::size_t>(p), static_cast<std::size_t>(real[b]), segments);
       document[p] = doc;
       token[p] = static_cast<std::int32_t>(uniform(rng, 0, vocab - 1));
     }
@@ -151,7 +155,8 @@ inline std::unique_ptr<RandomCall> random_call(std::mt19937& rng,
   AttentionCall& call = r->call;
 
   std::vector<SectionTree> trees;
-  for (std::int64_t b = 0; b < batch; ++b) trees.push_back(random_tree(rng, static_cast<int>(uniform(rng, 1, 6))));
+  for (std::int64_t b = 0; b < batch; ++b)
+    trees.push_back(random_tree(rng, static_cast<int>(uniform(rng, 1, 6))));
   std::vector<std::int64_t> real(batch, lk);
   const bool padded = coin(rng);
   if (padded)
@@ -162,10 +167,12 @@ inline std::unique_ptr<RandomCall> random_call(std::mt19937& rng,
     lq = uniform(rng, 1, lk);
     call.query_offset = uniform(rng, 0, lk - lq);
     const TokenLayout& k = r->key_layout;
-    auto rows = [&](const at::Tensor& t) { return t.narrow(1, call.query_offset, lq).contiguous(); };
-    r->query_layout = TokenLayout{rows(k.section), rows(k.paragraph), rows(k.sentence),
-                                  rows(k.segment), rows(k.document), rows(k.token),
-                                  rows(k.repeated), k.path_len, k.lvl_diff};
+    auto rows = [&](const at::Tensor& t) {
+      return t.narrow(1, call.query_offset, lq).contiguous();
+    };
+    r->query_layout = TokenLayout{rows(k.section),  rows(k.paragraph), rows(k.sentence),
+                                  rows(k.segment),  rows(k.document),  rows(k.token),
+                                  rows(k.repeated), k.path_len,        k.lvl_diff};
   } else {  // cross-attention over the same section trees
     lq = uniform(rng, 1, options.max_len);
     call.query_offset = uniform(rng, 0, 4);

@@ -23,7 +23,8 @@ AttentionCall call_of(std::int64_t heads, std::int64_t lq, std::int64_t prefix, 
 std::string tiles(const BlockMask& m, std::int64_t b, std::int64_t g, std::int64_t qt) {
   std::string s(m.k_tiles, '.');
   const std::int64_t r = m.row(b, g, qt);
-  for (std::int64_t e = m.row_begin[r]; e < m.row_begin[r + 1]; ++e) s[m.tile[e]] = m.full[e] ? 'F' : 'p';
+  for (std::int64_t e = m.row_begin[r]; e < m.row_begin[r + 1]; ++e)
+    s[m.tile[e]] = m.full[e] ? 'F' : 'p';
   return s;
 }
 

@@ -46,26 +46,46 @@ TEST(PairRules, ElementRuleOnHandExamples) {
   call.spec = &spec;
 
   spec.heads[0].mask = Mask::of(MaskKind::SameSentence);
-  EXPECT_EQ(row(PairRules(call), 1), "11" "11000");  // prefix slots stay visible
-  EXPECT_EQ(row(PairRules(call), 4), "11" "00001");
+  EXPECT_EQ(row(PairRules(call), 1),
+            "11"
+            "11000");  // prefix slots stay visible
+  EXPECT_EQ(row(PairRules(call), 4),
+            "11"
+            "00001");
 
   spec.heads[0].mask = !Mask::causal();  // NOT as written: hides prefix slots too
-  EXPECT_EQ(row(PairRules(call), 2), "00" "00011");
+  EXPECT_EQ(row(PairRules(call), 2),
+            "00"
+            "00011");
 
   spec.heads[0].mask = Mask::of(MaskKind::PrefixBlock);
-  EXPECT_EQ(row(PairRules(call), 0), "10" "11111");
-  EXPECT_EQ(row(PairRules(call), 3), "01" "11111");
+  EXPECT_EQ(row(PairRules(call), 0),
+            "10"
+            "11111");
+  EXPECT_EQ(row(PairRules(call), 3),
+            "01"
+            "11111");
 
   spec.heads[0].mask = Mask::of(MaskKind::MatchingToken);
-  EXPECT_EQ(row(PairRules(call), 0), "11" "10100");  // token 5 sees the 5s
-  EXPECT_EQ(row(PairRules(call), 3), "11" "11111");  // token 7 occurs once: sees all
+  EXPECT_EQ(row(PairRules(call), 0),
+            "11"
+            "10100");  // token 5 sees the 5s
+  EXPECT_EQ(row(PairRules(call), 3),
+            "11"
+            "11111");  // token 7 occurs once: sees all
 
   spec.heads[0].mask = Mask::global(1);
-  EXPECT_EQ(row(PairRules(call), 0), "11" "11111");
-  EXPECT_EQ(row(PairRules(call), 3), "11" "10000");
+  EXPECT_EQ(row(PairRules(call), 0),
+            "11"
+            "11111");
+  EXPECT_EQ(row(PairRules(call), 3),
+            "11"
+            "10000");
 
   spec.heads[0].mask = Mask::window(1, 0) && !Mask::of(MaskKind::PrefixBlock);
-  EXPECT_EQ(row(PairRules(call), 3), "10" "00000");  // only the prefix slot it is blocked from
+  EXPECT_EQ(row(PairRules(call), 3),
+            "10"
+            "00000");  // only the prefix slot it is blocked from
 
   // The call's causal flag and padding on top, with a query offset: queries 0, 1 are keys 2, 3.
   spec.heads[0].mask = Mask::window(1, 0) || Mask::global(1);
@@ -74,8 +94,12 @@ TEST(PairRules, ElementRuleOnHandExamples) {
   decode.query_offset = 2;
   decode.causal = true;
   decode.key_padding = torch::tensor({true, true, true, false, true}).view({1, 5});
-  EXPECT_EQ(row(PairRules(decode), 0), "11" "11100");
-  EXPECT_EQ(row(PairRules(decode), 1), "11" "10100");  // key 3 is padding
+  EXPECT_EQ(row(PairRules(decode), 0),
+            "11"
+            "11100");
+  EXPECT_EQ(row(PairRules(decode), 1),
+            "11"
+            "10100");  // key 3 is padding
 }
 
 TEST(PairRules, VisibleTileMatchesElementRule) {
@@ -181,8 +205,10 @@ TEST(PairRules, RelationTileMatchesRelation) {
         for (std::int64_t n = 0; n < rules.keys(); ++n) {
           const std::int32_t id = rules.relation(b, i, n);
           ASSERT_EQ(tile[i * ld + n], id) << "trial " << trial;
-          if (n < rules.prefix_len() || !rules.has_relation()) ASSERT_EQ(id, -1);
-          else ASSERT_TRUE(id >= 0 && id < relation_count(r->spec.bias));
+          if (n < rules.prefix_len() || !rules.has_relation())
+            ASSERT_EQ(id, -1);
+          else
+            ASSERT_TRUE(id >= 0 && id < relation_count(r->spec.bias));
         }
     }
   }

@@ -156,8 +156,8 @@ TEST(ReferenceSpec, TopPMatchesADirectImplementation) {
   torch::manual_seed(21);
   int truncated = 0;
   for (int trial = 0; trial < 12; ++trial) {
-    auto r = test::random_call(rng, {.max_len = 12, .relations = false, .fixed_heads = false,
-                                     .dense_bias = false});
+    auto r = test::random_call(
+        rng, {.max_len = 12, .relations = false, .fixed_heads = false, .dense_bias = false});
     const double p = std::vector<double>{0.3, 0.6, 0.9, 1.0}[trial % 4];
     for (HeadSpec& head : r->spec.heads) head.normaliser = {NormaliserKind::TopP, 1.0, p};
     const at::Tensor got = reference_attention(r->call);
@@ -179,8 +179,8 @@ struct SectionCall {
     SectionTree tree;
     tree.parent = {-1, 0, 1, 0};
     tree.depth = {0, 1, 2, 1};
-    layout.section = torch::tensor({0, 1, 1, 2, 2, 3, 3, 3, 1, 1, 1, 1, 2, 2, 2, 3}, torch::kInt32)
-                         .view({2, 8});
+    layout.section =
+        torch::tensor({0, 1, 1, 2, 2, 3, 3, 3, 1, 1, 1, 1, 2, 2, 2, 3}, torch::kInt32).view({2, 8});
     layout.path_len = torch::zeros({1, 4, 4}, torch::kInt32);
     layout.lvl_diff = torch::zeros({1, 4, 4}, torch::kInt32);
     for (int x = 0; x < 4; ++x)
@@ -228,8 +228,11 @@ TEST(ReferenceSpec, BiasTableGradientMatchesFiniteDifferences) {
         numeric[h][id] = (loss(plus).item<double>() - loss(minus).item<double>()) / (2 * eps);
       }
     EXPECT_TRUE(torch::allclose(t.grad(), numeric, 1e-5, 1e-7))
-        << relation_name(relation.kind) << "\n" << t.grad() << "\n" << numeric;
-    EXPECT_GT(t.grad().abs().gt(1e-6).sum().item<std::int64_t>(), 2) << relation_name(relation.kind);
+        << relation_name(relation.kind) << "\n"
+        << t.grad() << "\n"
+        << numeric;
+    EXPECT_GT(t.grad().abs().gt(1e-6).sum().item<std::int64_t>(), 2)
+        << relation_name(relation.kind);
   }
 }
 
@@ -295,9 +298,11 @@ TEST(ReferenceSpec, GumbelNoiseFollowsTheSeed) {
     for (std::int64_t h = 0; h < 2; ++h)
       for (std::int64_t i = 0; i < 5; ++i)
         for (std::int64_t n = 0; n <= i; ++n)
-          expected[b][h][i][n] = (scores[b][h][i][n].item<float>() + counter_gumbel(99, b, h, i, n)) / 0.5;
+          expected[b][h][i][n] =
+              (scores[b][h][i][n].item<float>() + counter_gumbel(99, b, h, i, n)) / 0.5;
   const at::Tensor causal = torch::ones({5, 6}).tril().to(torch::kBool);
-  const at::Tensor probs = torch::softmax(expected.masked_fill(causal.logical_not(), -INFINITY), -1);
+  const at::Tensor probs =
+      torch::softmax(expected.masked_fill(causal.logical_not(), -INFINITY), -1);
   EXPECT_TRUE(torch::allclose(reference_attention(call), torch::matmul(probs, call.v), 1e-5, 1e-5));
 }
 
@@ -319,7 +324,8 @@ TEST(ReferenceSpec, DropoutComesFromTheCounterGenerator) {
     for (std::int64_t h = 0; h < 2; ++h)
       for (std::int64_t i = 0; i < 4; ++i)
         for (std::int64_t n = 0; n < 5; ++n) {
-          const float want = counter_keep(3, 0.4, 0, h, i, n) ? probs[0][h][i][n].item<float>() / 0.6f : 0.0f;
+          const float want =
+              counter_keep(3, 0.4, 0, h, i, n) ? probs[0][h][i][n].item<float>() / 0.6f : 0.0f;
           EXPECT_NEAR(dropped[0][h][i][n].item<float>(), want, 1e-6);
         }
     EXPECT_TRUE(torch::equal(dropped, reference_attention(call)));
@@ -334,8 +340,8 @@ TEST(ReferenceSpec, PlainSpecsTakeTheFastPathWithTheSameResult) {
   call.v = torch::randn({2, 3, 7, 4});
   call.prefix_len = 2;
   call.causal = true;
-  call.key_padding = torch::tensor({true, true, true, false, true, true, true, true, true, false})
-                         .view({2, 5});
+  call.key_padding =
+      torch::tensor({true, true, true, false, true, true, true, true, true, false}).view({2, 5});
   const at::Tensor plain = reference_attention(call);
   LayerSpec all;  // plain
   call.spec = &all;
@@ -354,8 +360,9 @@ TEST(ReferenceSpec, MissingInputsAreErrors) {
   LayerSpec spec;
   spec.dense_bias = true;
   call.spec = &spec;
-  EXPECT_EQ(test_support::error_of([&] { attend(call, Kernel::Reference); }),
-            "attention spec needs call.dense_bias [B or 1, H or 1, Lq, P + Lk] (dense_bias = true)");
+  EXPECT_EQ(
+      test_support::error_of([&] { attend(call, Kernel::Reference); }),
+      "attention spec needs call.dense_bias [B or 1, H or 1, Lq, P + Lk] (dense_bias = true)");
 }
 
 }  // namespace

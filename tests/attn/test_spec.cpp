@@ -44,11 +44,13 @@ TEST(Spec, ParsesTheDocumentedSyntax) {
   EXPECT_EQ(parse_mask("!(causal | all)"), !(Mask::causal() || Mask::all()));
   EXPECT_EQ(parse_mask("window( 2 , 0 )"), Mask::window(2, 0));
   EXPECT_EQ(parse_mask("same_document"), Mask::of(MaskKind::SameDocument));
-  EXPECT_EQ(parse_mask("same_paragraph & same_segment").operands[1], Mask::of(MaskKind::SameSegment));
+  EXPECT_EQ(parse_mask("same_paragraph & same_segment").operands[1],
+            Mask::of(MaskKind::SameSegment));
 }
 
 TEST(Spec, PrintingRoundTrips) {
-  EXPECT_EQ(to_string(kPrefix && (kSentence || kToken)), "prefix_block & (same_sentence | matching_token)");
+  EXPECT_EQ(to_string(kPrefix && (kSentence || kToken)),
+            "prefix_block & (same_sentence | matching_token)");
   EXPECT_EQ(to_string(!(Mask::causal() && kSection)), "!(causal & same_section)");
   EXPECT_EQ(to_string(Mask::window(64, 0) || (Mask::global(1) && kSection)),
             "window(64,0) | global(1) & same_section");
@@ -66,22 +68,26 @@ TEST(Spec, PrintingRoundTrips) {
 }
 
 TEST(Spec, SyntaxErrorsNameThePositionAndTheKnownNames) {
-  const std::string known = " (masks: all, causal, window(L,R), global(N), same_sentence, "
-                            "same_paragraph, same_section, same_segment, same_document, "
-                            "matching_token, prefix_block; operators: & | ! and parentheses)";
+  const std::string known =
+      " (masks: all, causal, window(L,R), global(N), same_sentence, "
+      "same_paragraph, same_section, same_segment, same_document, "
+      "matching_token, prefix_block; operators: & | ! and parentheses)";
   EXPECT_EQ(error_of([] { parse_mask("causal & same_sentense"); }),
             "attention mask \"causal & same_sentense\" at position 10: unknown mask "
-            "'same_sentense', did you mean 'same_sentence'?" + known);
+            "'same_sentense', did you mean 'same_sentence'?" +
+                known);
   EXPECT_EQ(error_of([] { parse_mask("window(64 | causal"); }),
             "attention mask \"window(64 | causal\" at position 11: expected ',', got '|'" + known);
   EXPECT_EQ(error_of([] { parse_mask("causal &"); }),
-            "attention mask \"causal &\" at position 9: expected a mask, '!' or '(', got the end" + known);
+            "attention mask \"causal &\" at position 9: expected a mask, '!' or '(', got the end" +
+                known);
   EXPECT_EQ(error_of([] { parse_mask("causal(1)"); }),
             "attention mask \"causal(1)\" at position 7: 'causal' takes no parameters" + known);
   EXPECT_EQ(error_of([] { parse_mask("(all"); }),
             "attention mask \"(all\" at position 5: expected ')', got the end" + known);
-  EXPECT_EQ(error_of([] { parse_mask("all all"); }),
-            "attention mask \"all all\" at position 5: expected '&', '|' or the end, got 'a'" + known);
+  EXPECT_EQ(
+      error_of([] { parse_mask("all all"); }),
+      "attention mask \"all all\" at position 5: expected '&', '|' or the end, got 'a'" + known);
   EXPECT_EQ(error_of([] { parse_mask("global(-1)"); }),
             "attention mask \"global(-1)\" at position 8: expected a non-negative integer" + known);
   EXPECT_EQ(error_of([] { parse_mask("xyzzy"); }),
@@ -119,10 +125,12 @@ TEST(Spec, ValidateNamesTheBadParameter) {
   spec.heads[0] = HeadSpec{};
   spec.heads[0].mask.kind = MaskKind::Or;
   spec.heads[0].mask.operands = {Mask::all()};
-  EXPECT_EQ(error_of([&] { validate(spec); }), "attention mask: Or needs two or more operands, got 1");
+  EXPECT_EQ(error_of([&] { validate(spec); }),
+            "attention mask: Or needs two or more operands, got 1");
   spec.heads[0] = HeadSpec{};
   spec.heads[0].normaliser = {NormaliserKind::Gumbel, 0.0};
-  EXPECT_EQ(error_of([&] { validate(spec); }), "attention spec: gumbel 'tau' must be > 0, got 0.000000");
+  EXPECT_EQ(error_of([&] { validate(spec); }),
+            "attention spec: gumbel 'tau' must be > 0, got 0.000000");
   spec.heads[0] = HeadSpec{};
   spec.bias = {RelationKind::T5Buckets, 4, 2, 6, 1};
   EXPECT_EQ(error_of([&] { validate(spec); }),
@@ -130,7 +138,8 @@ TEST(Spec, ValidateNamesTheBadParameter) {
             "buckets / 4, got buckets 6, max_distance 1");
   spec.bias = {};
   spec.heads.clear();
-  EXPECT_EQ(error_of([&] { validate(spec); }), "attention spec: 'heads' needs at least one head spec");
+  EXPECT_EQ(error_of([&] { validate(spec); }),
+            "attention spec: 'heads' needs at least one head spec");
 }
 
 TEST(Spec, ReadsTheDocumentedJson) {
@@ -181,8 +190,11 @@ TEST(Spec, JsonRoundTrips) {
 }
 
 TEST(Spec, JsonErrorsNameTheKeyAndTheClosestKnownOne) {
-  auto error = [](const char* text) { return error_of([&] { layer_spec_from_json(json::parse(text)); }); };
-  EXPECT_EQ(error(R"({"hedas": []})"), "attention spec: unknown key 'hedas' (did you mean 'heads'?)");
+  auto error = [](const char* text) {
+    return error_of([&] { layer_spec_from_json(json::parse(text)); });
+  };
+  EXPECT_EQ(error(R"({"hedas": []})"),
+            "attention spec: unknown key 'hedas' (did you mean 'heads'?)");
   EXPECT_EQ(error(R"({"heads": [{"normalizer": {}}]})"),
             "attention spec: unknown key 'heads[0].normalizer' (did you mean 'normaliser'?)");
   EXPECT_EQ(error(R"({"bias": {"kind": "hibrids", "max_paths": 2}})"),
@@ -194,11 +206,14 @@ TEST(Spec, JsonErrorsNameTheKeyAndTheClosestKnownOne) {
             "(known: none, previous_token, next_token)");
   EXPECT_EQ(error(R"({"heads": [{}, {"normaliser": {"kind": "gumbel", "tau": "hot"}}]})"),
             "attention spec: 'heads[1].normaliser.tau' must be a number, got \"hot\"");
-  EXPECT_EQ(error(R"({"dense_bias": 1})"), "attention spec: 'dense_bias' must be true or false, got 1");
-  EXPECT_EQ(error(R"({"heads": {}})"), "attention spec: 'heads' must be an array of head specs, got {}");
-  EXPECT_EQ(error(R"j({"heads": [{"mask": "causal &"}]})j").rfind(
-                "attention spec: 'heads[0].mask': attention mask \"causal &\" at position 9: ", 0),
-            0u);
+  EXPECT_EQ(error(R"({"dense_bias": 1})"),
+            "attention spec: 'dense_bias' must be true or false, got 1");
+  EXPECT_EQ(error(R"({"heads": {}})"),
+            "attention spec: 'heads' must be an array of head specs, got {}");
+  EXPECT_EQ(
+      error(R"j({"heads": [{"mask": "causal &"}]})j")
+          .rfind("attention spec: 'heads[0].mask': attention mask \"causal &\" at position 9: ", 0),
+      0u);
   EXPECT_EQ(error(R"({"heads": [{"normaliser": {"kind": "top_p", "p": 2}}]})"),
             "attention spec: top_p 'p' must be in (0, 1], got 2.000000");
   EXPECT_EQ(error("[]"), "attention spec: the spec must be a JSON object");
@@ -221,8 +236,9 @@ TEST(Spec, PrintsOneLinePerHead) {
   LayerSpec one;
   one.heads[0].normaliser = {NormaliserKind::Gumbel, 0.5};
   one.bias = {RelationKind::SectionDistance, 4, 2, 8, 16};
-  EXPECT_EQ(to_string(one),
-            "every head: all, gumbel(tau=0.5)\nbias: section_distance(buckets=8, max_distance=16)\n");
+  EXPECT_EQ(
+      to_string(one),
+      "every head: all, gumbel(tau=0.5)\nbias: section_distance(buckets=8, max_distance=16)\n");
 }
 
 }  // namespace

@@ -81,7 +81,8 @@ TEST(TokenLayout, BatchesLayoutsWithPaddingAndTreeRelations) {
   const at::Tensor s = t.section[0].to(torch::kLong);
   const at::Tensor pair = p.index({s.unsqueeze(1), s.unsqueeze(0)});
   EXPECT_EQ(pair.sizes(), (std::vector<std::int64_t>{length, length}));
-  EXPECT_EQ(pair[0][length - 1].item<std::int32_t>(), first.tree.path_len(first.section[0], first.section.back()));
+  EXPECT_EQ(pair[0][length - 1].item<std::int32_t>(),
+            first.tree.path_len(first.section[0], first.section.back()));
 }
 
 TEST(TokenLayout, ExplicitLength) {
@@ -90,9 +91,12 @@ TEST(TokenLayout, ExplicitLength) {
   const TokenLayout t = batch_layouts({&second}, 6);
   EXPECT_EQ(t.length(), 6);
   EXPECT_EQ(row(t.token, 0).back(), -1);
-  EXPECT_EQ(test_support::error_of([&] { batch_layouts({&second, &first}, 5); }),
-            "batch_layouts: item 1 has " + std::to_string(first.size()) +
-                " tokens, more than the batch length 5 (truncate it with LayoutOptions::max_tokens)");
+  EXPECT_EQ(
+      test_support::error_of([&] {
+        batch_layouts({&second, &first}, 5);
+      }),
+      "batch_layouts: item 1 has " + std::to_string(first.size()) +
+          " tokens, more than the batch length 5 (truncate it with LayoutOptions::max_tokens)");
   EXPECT_EQ(TokenLayout{}.batch(), 0);
 }
 

@@ -40,8 +40,8 @@ at::Tensor plain_visibility(const AttentionCall& call) {
 
 // [B, H, Lq, P + Lk], pair by pair from the element rule.
 at::Tensor spec_visibility(const PairRules& rules, const at::Device& device) {
-  at::Tensor visible = torch::empty(
-      {rules.batch(), rules.heads(), rules.queries(), rules.keys()}, torch::kBool);
+  at::Tensor visible =
+      torch::empty({rules.batch(), rules.heads(), rules.queries(), rules.keys()}, torch::kBool);
   auto v = visible.accessor<bool, 4>();
   for (std::int64_t b = 0; b < rules.batch(); ++b)
     for (std::int64_t h = 0; h < rules.heads(); ++h)
@@ -62,7 +62,8 @@ at::Tensor relation_bias(const PairRules& rules, const at::Tensor& table) {
         const std::int32_t r = rules.relation(b, i, n);
         id[b][i][n] = r < 0 ? count : r;  // column `count` of the extended table is 0
       }
-  const at::Tensor extended = torch::cat({table, torch::zeros({table.size(0), 1}, table.options())}, 1);
+  const at::Tensor extended =
+      torch::cat({table, torch::zeros({table.size(0), 1}, table.options())}, 1);
   return extended.index_select(1, ids.flatten().to(table.device()))
       .view({table.size(0), rules.batch(), rules.queries(), rules.keys()})
       .permute({1, 0, 2, 3});
@@ -117,8 +118,8 @@ at::Tensor top_p_keep(const at::Tensor& a, double p) {
 
 // Dropout's keep-and-scale factors [B, H, Lq, P + Lk] from the counter-based generator.
 at::Tensor dropout_scale(const PairRules& rules, std::uint64_t seed, double rate) {
-  at::Tensor scale = torch::empty(
-      {rules.batch(), rules.heads(), rules.queries(), rules.keys()}, torch::kFloat);
+  at::Tensor scale =
+      torch::empty({rules.batch(), rules.heads(), rules.queries(), rules.keys()}, torch::kFloat);
   const float kept = rate < 1 ? static_cast<float>(1.0 / (1.0 - rate)) : 0.0f;
   auto s = scale.accessor<float, 4>();
   for (std::int64_t b = 0; b < rules.batch(); ++b)
@@ -161,7 +162,8 @@ at::Tensor reference_attention(const AttentionCall& call) {
         case NormaliserKind::Softmax: heads.push_back(masked_softmax(s, seen)); break;
         case NormaliserKind::Gumbel: {
           const at::Tensor noisy =
-              call.training ? s + gumbel_noise(rules, call.seed, h).to(s.device(), s.scalar_type()) : s;
+              call.training ? s + gumbel_noise(rules, call.seed, h).to(s.device(), s.scalar_type())
+                            : s;
           heads.push_back(masked_softmax(noisy / norm.tau, seen));
           break;
         }
@@ -175,7 +177,8 @@ at::Tensor reference_attention(const AttentionCall& call) {
     probs = torch::stack(heads, 1);
   }
   if (call.training && call.dropout > 0)
-    probs = probs * dropout_scale(rules, call.seed, call.dropout).to(probs.device(), probs.scalar_type());
+    probs = probs *
+            dropout_scale(rules, call.seed, call.dropout).to(probs.device(), probs.scalar_type());
   return torch::matmul(probs, call.v);
 }
 
