@@ -8,7 +8,7 @@
 
 #include <filesystem>
 
-#include "strata/attn/layout_tensors.h"
+#include "strata/attn/token_layout.h"
 #include "strata/doc/document.h"
 #include "strata/text/sentencepiece_tokenizer.h"
 #include "text/text_test_util.h"
@@ -29,10 +29,10 @@ TEST(SentencePieceWithTorch, TrainEncodeAndLayoutInATorchProcess) {
   builder.open_section("Intro", 1);
   builder.add_paragraph("The long document. It has sections.");
   const Layout layout = make_layout(builder.finish(), *tokenizer);
-  const LayoutTensors t = to_tensors(layout);
+  const attn::TokenLayout t = attn::batch_layouts({&layout});
   EXPECT_EQ(t.token.numel(), static_cast<std::int64_t>(layout.size()));
   EXPECT_GT(t.token.numel(), 4);
-  EXPECT_EQ(t.sentence.max().item<std::int64_t>(), 1);
+  EXPECT_EQ(t.sentence.max().item<std::int32_t>(), 1);
   std::filesystem::remove_all(dir);
 }
 
