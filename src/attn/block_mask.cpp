@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "pair_rules.h"
+#include "strata/attn/pair_rules.h"
 #include "strata/core/error.h"
 
 namespace strata::attn {

@@ -1,4 +1,4 @@
-#include "pair_rules.h"
+#include "strata/attn/pair_rules.h"
 
 #include <torch/torch.h>
 

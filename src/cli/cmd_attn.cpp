@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "../attn/pair_rules.h"
+#include "strata/attn/pair_rules.h"
 #include "commands.h"
 #include "head_visibility.h"
 #include "mask_image.h"

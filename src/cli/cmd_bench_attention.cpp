@@ -36,7 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../../bench/cpu_load.h"
-#include "../attn/pair_rules.h"
+#include "strata/attn/pair_rules.h"
 #include "commands.h"
 #include "head_visibility.h"
 #include "strata/attn/attention_call.h"

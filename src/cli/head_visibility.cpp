@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "../attn/pair_rules.h"
+#include "strata/attn/pair_rules.h"
 
 namespace strata::cli {
 

@@ -3,7 +3,7 @@
 
 #include <random>
 
-#include "../../src/attn/pair_rules.h"
+#include "strata/attn/pair_rules.h"
 #include "random_calls.h"
 #include "strata/attn/block_mask.h"
 

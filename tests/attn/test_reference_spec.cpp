@@ -8,7 +8,7 @@
 
 #include "../../src/attn/counter_random.h"
 #include "../../src/attn/kernels/reference.h"
-#include "../../src/attn/pair_rules.h"
+#include "strata/attn/pair_rules.h"
 #include "random_calls.h"
 #include "support/expect.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "../counter_random.h"
-#include "../pair_rules.h"
+#include "strata/attn/pair_rules.h"
 #include "strata/attn/block_mask.h"
 #include "strata/attn/spec.h"
 

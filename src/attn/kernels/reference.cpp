@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "../counter_random.h"
-#include "../pair_rules.h"
+#include "strata/attn/pair_rules.h"
 
 namespace strata::attn {
 

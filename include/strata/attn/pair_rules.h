@@ -1,9 +1,10 @@
 #pragma once
-// PairRules: one attention call's visibility and relations, for kernels and the block-mask
-// compiler. Visibility here is everything about a pair (b, head, query i, key n in
-// [0, P + Lk)): the head's mask expression, the call's causal flag (index-based, with
-// query_offset) and key padding. Relations are the layer's bias-table ids (spec.h:
-// RelationKind), -1 where no bias applies (prefix slots, or a layer without a relation).
+// PairRules: one attention call's visibility and relations, for the kernels, the block-mask
+// compiler and tools that draw or count what each head sees. Visibility here is everything
+// about a pair (b, head, query i, key n in [0, P + Lk)): the head's mask expression, the
+// call's causal flag (index-based, with query_offset) and key padding. Relations are the
+// layer's bias-table ids (spec.h: RelationKind), -1 where no bias applies (prefix slots, or
+// a layer without a relation).
 //
 // PairRules owns what it reads (int32 CPU copies of the layout fields it needs, the spec by
 // value), so it outlives the call: the fused kernel's backward keeps it. Copies share one
