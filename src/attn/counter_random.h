@@ -16,15 +16,25 @@ inline std::uint64_t mix64(std::uint64_t x) {  // splitmix64's finaliser
   return x ^ (x >> 31);
 }
 
-// Uniform in (0, 1), never 0 or 1: 24 random bits centred in their cells.
-inline float counter_uniform(std::uint64_t seed, RandomStream stream, std::int64_t b,
-                             std::int64_t h, std::int64_t i, std::int64_t n) {
+// The counter's part fixed by one attention row (b, h, i): kernels compute it once per row
+// and call counter_uniform_at per key, one mix instead of five.
+inline std::uint64_t counter_row(std::uint64_t seed, RandomStream stream, std::int64_t b,
+                                 std::int64_t h, std::int64_t i) {
   std::uint64_t x = mix64(seed ^ static_cast<std::uint64_t>(stream));
   x = mix64(x ^ static_cast<std::uint64_t>(b));
   x = mix64(x ^ static_cast<std::uint64_t>(h));
-  x = mix64(x ^ static_cast<std::uint64_t>(i));
-  x = mix64(x ^ static_cast<std::uint64_t>(n));
+  return mix64(x ^ static_cast<std::uint64_t>(i));
+}
+
+// Uniform in (0, 1), never 0 or 1: 24 random bits centred in their cells.
+inline float counter_uniform_at(std::uint64_t row, std::int64_t n) {
+  const std::uint64_t x = mix64(row ^ static_cast<std::uint64_t>(n));
   return (static_cast<float>(x >> 40) + 0.5f) * (1.0f / 16777216.0f);
+}
+
+inline float counter_uniform(std::uint64_t seed, RandomStream stream, std::int64_t b,
+                             std::int64_t h, std::int64_t i, std::int64_t n) {
+  return counter_uniform_at(counter_row(seed, stream, b, h, i), n);
 }
 
 // Gumbel(0, 1) noise -log(-log(u)).

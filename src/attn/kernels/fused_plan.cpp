@@ -132,10 +132,15 @@ bool ScoreTile<T>::weight_factors(std::int64_t b, std::int64_t h, std::int64_t i
   T* f = factors_.data();
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < cols; ++c) f[r * ld_ + c] = keep ? keep[n0 + c] : T(1);
-  if (p.dropout > 0)
-    for (std::int64_t r = 0; r < rows; ++r)
+  if (p.dropout > 0) {
+    // dropout_factor's rule with the row's part of the counter hoisted out of the key loop.
+    const T kept = p.dropout < 1 ? static_cast<T>(1.0 / (1.0 - p.dropout)) : T(0);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::uint64_t row = counter_row(p.seed, RandomStream::Dropout, b, h, i0 + r);
       for (std::int64_t c = 0; c < cols; ++c)
-        f[r * ld_ + c] *= p.dropout_factor<T>(b, h, i0 + r, n0 + c);
+        f[r * ld_ + c] *= counter_uniform_at(row, n0 + c) >= p.dropout ? kept : T(0);
+    }
+  }
   return true;
 }
 
