@@ -167,7 +167,8 @@ class Resolver {
         s_.buckets.push_back(t5_bucket(d, r.buckets, r.max_distance));
       return;
     }
-    // Hibrids: one id per (batch item, query section, key section), from the query's tree.
+    // Tree relations: one id per (batch item, query section, key section), from the query's
+    // tree.
     const TokenLayout* layout = call_.query_layout;
     const at::Tensor path = tree_relation(layout->path_len, "path_len", why);
     const at::Tensor level = tree_relation(layout->lvl_diff, "lvl_diff", why);
@@ -179,16 +180,29 @@ class Resolver {
       throw Error("section ids must lie in [0, " + std::to_string(s_.sections) +
                   ") to index query_layout.path_len; got [" + std::to_string(std::min(qmin, kmin)) +
                   ", " + std::to_string(std::max(qmax, kmax)) + "]");
-    s_.hibrids_stride = path.size(0) == 1 ? 0 : s_.sections * s_.sections;
+    at::Tensor depth;
+    if (r.kind == RelationKind::HibridsSelected) {
+      const at::Tensor& d = layout->section_depth;
+      if (!d.defined() || d.dim() != 2 || d.size(0) != path.size(0) || d.size(1) != s_.sections)
+        throw Error("attention spec needs query_layout.section_depth [" +
+                    std::to_string(path.size(0)) + ", " + std::to_string(s_.sections) + "] (" +
+                    why + ")" + (d.defined() ? ", got " + shape(d) : std::string()));
+      depth = d.to(torch::kCPU, torch::kInt32).contiguous();
+    }
+    const std::int64_t items = path.size(0), sections = s_.sections;
+    s_.hibrids_stride = items == 1 ? 0 : sections * sections;
     const std::int32_t* p = path.data_ptr<std::int32_t>();
     const std::int32_t* l = level.data_ptr<std::int32_t>();
     s_.hibrids.resize(path.numel());
-    for (std::int64_t x = 0; x < path.numel(); ++x) {
-      const std::int64_t pc = std::clamp<std::int64_t>(p[x], -r.max_path, r.max_path);
-      const std::int64_t lc = std::clamp<std::int64_t>(l[x], -r.max_level, r.max_level);
-      s_.hibrids[x] =
-          static_cast<std::int32_t>((pc + r.max_path) * (2 * r.max_level + 1) + lc + r.max_level);
-    }
+    for (std::int64_t b = 0; b < items; ++b)
+      for (std::int64_t x = 0; x < sections; ++x)
+        for (std::int64_t y = 0; y < sections; ++y) {
+          const std::int64_t at = (b * sections + x) * sections + y;
+          const SectionPair pair{p[at], l[at],
+                                 depth.defined() ? depth.data_ptr<std::int32_t>()[b * sections + x] : 0,
+                                 y - x};
+          s_.hibrids[at] = tree_relation_id(r, pair);
+        }
   }
 
  private:
@@ -469,6 +483,7 @@ std::int32_t PairRules::relation(std::int64_t b, std::int64_t i, std::int64_t n)
       return s.buckets[s.k(LayoutField::Section).row(b)[j] - s.q(LayoutField::Section).row(b)[i] -
                        s.bucket_min];
     case RelationKind::Hibrids:
+    case RelationKind::HibridsSelected:
       return s.hibrids[b * s.hibrids_stride + s.q(LayoutField::Section).row(b)[i] * s.sections +
                        s.k(LayoutField::Section).row(b)[j]];
   }
@@ -499,7 +514,8 @@ void PairRules::relation_tile(std::int64_t b, std::int64_t i0, std::int64_t i1, 
         for (std::int64_t c = 0; c < kw; ++c) keys[c] = s.buckets[ks[c] - base];
         break;
       }
-      case RelationKind::Hibrids: {
+      case RelationKind::Hibrids:
+      case RelationKind::HibridsSelected: {
         const std::int32_t* ids = s.hibrids.data() + b * s.hibrids_stride +
                                   s.q(LayoutField::Section).row(b)[i] * s.sections;
         const std::int32_t* ks = s.k(LayoutField::Section).row(b) + j0;

@@ -56,6 +56,7 @@ constexpr Named<NormaliserKind> kNormaliserNames[] = {{NormaliserKind::Softmax, 
 constexpr Named<RelationKind> kRelationNames[] = {
     {RelationKind::None, "none"},
     {RelationKind::Hibrids, "hibrids"},
+    {RelationKind::HibridsSelected, "hibrids_selected"},
     {RelationKind::T5Buckets, "t5_buckets"},
     {RelationKind::SectionDistance, "section_distance"}};
 
@@ -131,11 +132,61 @@ Mask operator!(Mask a) {
 std::int64_t relation_count(const Relation& relation) {
   switch (relation.kind) {
     case RelationKind::None: return 0;
-    case RelationKind::Hibrids: return (2 * relation.max_path + 1) * (2 * relation.max_level + 1);
+    case RelationKind::Hibrids: {
+      const std::int64_t paths =
+          !relation.path ? 1 : relation.asymmetric ? 2 * relation.max_path + 1 : relation.max_path + 1;
+      return paths * (relation.level ? 2 * relation.max_level + 1 : 1);
+    }
+    case RelationKind::HibridsSelected: return kSelectedRelations;
     case RelationKind::T5Buckets:
     case RelationKind::SectionDistance: return relation.buckets;
   }
   return 0;
+}
+
+bool is_tree_relation(RelationKind kind) {
+  return kind == RelationKind::Hibrids || kind == RelationKind::HibridsSelected;
+}
+
+std::string_view selected_relation_name(SelectedRelation relation) {
+  static constexpr std::string_view names[kSelectedRelations] = {
+      "other",     "self",          "parent",     "child",
+      "ancestor",  "descendant",    "preceding_sibling", "following_sibling",
+      "previous_in_text", "next_in_text", "same_top_level"};
+  return names[static_cast<std::int32_t>(relation)];
+}
+
+SelectedRelation selected_relation(const SectionPair& pair) {
+  const std::int64_t p = pair.path_len, d = pair.lvl_diff, length = std::abs(p);
+  // The path climbs `up` edges from x to the common ancestor, then descends to y.
+  const std::int64_t up = (length - d) / 2;
+  if (length == 0) return SelectedRelation::Self;
+  if (length == 1) return d < 0 ? SelectedRelation::Parent : SelectedRelation::Child;
+  if (length == -d) return SelectedRelation::Ancestor;
+  if (length == d) return SelectedRelation::Descendant;
+  if (length == 2 && d == 0)
+    return p < 0 ? SelectedRelation::PrecedingSibling : SelectedRelation::FollowingSibling;
+  if (pair.order_diff == -1) return SelectedRelation::PreviousInText;
+  if (pair.order_diff == 1) return SelectedRelation::NextInText;
+  if (pair.query_depth - up >= 1) return SelectedRelation::SameTopLevel;
+  return SelectedRelation::Other;
+}
+
+std::int32_t tree_relation_id(const Relation& r, const SectionPair& pair) {
+  if (r.kind == RelationKind::HibridsSelected)
+    return static_cast<std::int32_t>(selected_relation(pair));
+  std::int64_t path = 0, level = 0;
+  if (r.path)
+    path = r.asymmetric ? std::clamp(pair.path_len, -r.max_path, r.max_path) + r.max_path
+                        : std::min(std::abs(pair.path_len), r.max_path);
+  if (r.level) level = std::clamp(pair.lvl_diff, -r.max_level, r.max_level) + r.max_level;
+  return static_cast<std::int32_t>(path * (r.level ? 2 * r.max_level + 1 : 1) + level);
+}
+
+bool tree_relation_clamped(const Relation& r, const SectionPair& pair) {
+  if (r.kind != RelationKind::Hibrids) return false;
+  return (r.path && std::abs(pair.path_len) > r.max_path) ||
+         (r.level && std::abs(pair.lvl_diff) > r.max_level);
 }
 
 bool LayerSpec::is_plain() const {
@@ -224,6 +275,9 @@ void validate(const LayerSpec& spec) {
   const Relation& bias = spec.bias;
   if (bias.kind == RelationKind::Hibrids && (bias.max_path < 0 || bias.max_level < 0))
     throw Error("attention spec: hibrids 'max_path' and 'max_level' must be >= 0");
+  if (bias.kind != RelationKind::Hibrids && (!bias.path || !bias.level || !bias.asymmetric))
+    throw Error("attention spec: 'path', 'level' and 'asymmetric' apply to the hibrids bias "
+                "only, not to " + std::string(relation_name(bias.kind)));
   if ((bias.kind == RelationKind::T5Buckets || bias.kind == RelationKind::SectionDistance) &&
       (bias.buckets < 4 || bias.buckets % 2 != 0 || bias.max_distance <= bias.buckets / 4))
     throw Error("attention spec: " + std::string(relation_name(bias.kind)) +
@@ -484,10 +538,14 @@ LayerSpec layer_spec_from_json(const json& j) {
   }
   if (const json* b = object.find("bias")) {
     const JsonObject bias(*b, "bias.",
-                          {"kind", "max_path", "max_level", "buckets", "max_distance"});
+                          {"kind", "max_path", "max_level", "path", "level", "asymmetric",
+                           "buckets", "max_distance"});
     bias.read("kind", spec.bias.kind, kRelationNames);
     bias.read("max_path", spec.bias.max_path);
     bias.read("max_level", spec.bias.max_level);
+    bias.read("path", spec.bias.path);
+    bias.read("level", spec.bias.level);
+    bias.read("asymmetric", spec.bias.asymmetric);
     bias.read("buckets", spec.bias.buckets);
     bias.read("max_distance", spec.bias.max_distance);
   }
@@ -523,6 +581,10 @@ json to_json(const LayerSpec& spec) {
         r.kind == RelationKind::T5Buckets || r.kind == RelationKind::SectionDistance;
     if (tree || r.max_path != defaults.max_path) bias["max_path"] = r.max_path;
     if (tree || r.max_level != defaults.max_level) bias["max_level"] = r.max_level;
+    for (auto [key, value, fallback] : {std::tuple{"path", r.path, defaults.path},
+                                        std::tuple{"level", r.level, defaults.level},
+                                        std::tuple{"asymmetric", r.asymmetric, defaults.asymmetric}})
+      if (value != fallback) bias[key] = value;
     if (bucketed || r.buckets != defaults.buckets) bias["buckets"] = r.buckets;
     if (bucketed || r.max_distance != defaults.max_distance) bias["max_distance"] = r.max_distance;
     out["bias"] = bias;
@@ -551,7 +613,12 @@ std::string to_string(const LayerSpec& spec) {
   const Relation& r = spec.bias;
   std::vector<std::string> biases;
   if (r.kind == RelationKind::Hibrids)
-    biases.push_back(fmt::format("hibrids(max_path={}, max_level={})", r.max_path, r.max_level));
+    biases.push_back(fmt::format("hibrids(max_path={}, max_level={}{}{}{})", r.max_path,
+                                 r.max_level, r.path ? "" : ", no path",
+                                 r.level ? "" : ", no level",
+                                 r.asymmetric ? "" : ", symmetric path"));
+  else if (r.kind == RelationKind::HibridsSelected)
+    biases.emplace_back("hibrids_selected");
   else if (r.kind != RelationKind::None)
     biases.push_back(fmt::format("{}(buckets={}, max_distance={})", relation_name(r.kind),
                                  r.buckets, r.max_distance));

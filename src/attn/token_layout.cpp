@@ -53,7 +53,8 @@ TokenLayout batch_layouts(const std::vector<const Layout*>& layouts, std::int64_
                 ids(),
                 ids(),
                 torch::zeros({batch, sections, sections}, torch::kInt32),
-                torch::zeros({batch, sections, sections}, torch::kInt32)};
+                torch::zeros({batch, sections, sections}, torch::kInt32),
+                torch::zeros({batch, sections}, torch::kInt32)};
   t.document.zero_();
   for (std::int64_t b = 0; b < batch; ++b) {
     const Layout& layout = *layouts[b];
@@ -84,11 +85,14 @@ TokenLayout batch_layouts(const std::vector<const Layout*>& layouts, std::int64_
     }
     std::int32_t* path = t.path_len[b].data_ptr<std::int32_t>();
     std::int32_t* level = t.lvl_diff[b].data_ptr<std::int32_t>();
-    for (int x = 0; x < layout.tree.size(); ++x)
+    std::int32_t* depth = t.section_depth[b].data_ptr<std::int32_t>();
+    for (int x = 0; x < layout.tree.size(); ++x) {
+      depth[x] = layout.tree.depth[x];
       for (int y = 0; y < layout.tree.size(); ++y) {
         path[x * sections + y] = layout.tree.path_len(x, y);
         level[x * sections + y] = layout.tree.lvl_diff(x, y);
       }
+    }
   }
   return t;
 }

@@ -72,7 +72,8 @@ inline TokenLayout random_layout(std::mt19937& rng, const std::vector<SectionTre
                 make(),
                 make(),
                 torch::zeros({batch, max_sections, max_sections}, torch::kInt32),
-                torch::zeros({batch, max_sections, max_sections}, torch::kInt32)};
+                torch::zeros({batch, max_sections, max_sections}, torch::kInt32),
+                torch::zeros({batch, max_sections}, torch::kInt32)};
   const int segments = static_cast<int>(uniform(rng, 1, 3));
   const int vocab = static_cast<int>(uniform(rng, 2, 8));
   for (std::int64_t b = 0; b < batch; ++b) {
@@ -113,11 +114,14 @@ inline TokenLayout random_layout(std::mt19937& rng, const std::vector<SectionTre
         if (o != p && token[o] == token[p] && document[o] == document[p]) repeated[p] = 1;
     std::int32_t* path = t.path_len[b].data_ptr<std::int32_t>();
     std::int32_t* level = t.lvl_diff[b].data_ptr<std::int32_t>();
-    for (int x = 0; x < sections; ++x)
+    std::int32_t* depth = t.section_depth[b].data_ptr<std::int32_t>();
+    for (int x = 0; x < sections; ++x) {
+      depth[x] = trees[b].depth[x];
       for (int y = 0; y < sections; ++y) {
         path[x * max_sections + y] = trees[b].path_len(x, y);
         level[x * max_sections + y] = trees[b].lvl_diff(x, y);
       }
+    }
   }
   return t;
 }
@@ -172,7 +176,8 @@ inline std::unique_ptr<RandomCall> random_call(std::mt19937& rng,
     };
     r->query_layout = TokenLayout{rows(k.section),  rows(k.paragraph), rows(k.sentence),
                                   rows(k.segment),  rows(k.document),  rows(k.token),
-                                  rows(k.repeated), k.path_len,        k.lvl_diff};
+                                  rows(k.repeated), k.path_len,        k.lvl_diff,
+                                  k.section_depth};
   } else {  // cross-attention over the same section trees
     lq = uniform(rng, 1, options.max_len);
     call.query_offset = uniform(rng, 0, 4);
@@ -199,10 +204,17 @@ inline std::unique_ptr<RandomCall> random_call(std::mt19937& rng,
     spec.heads.push_back(head);
   }
   if (options.relations) {
-    switch (uniform(rng, 0, 3)) {
-      case 1: spec.bias = {RelationKind::Hibrids, 2, 1}; break;
-      case 2: spec.bias = {RelationKind::T5Buckets, 4, 2, 8, 12}; break;
-      case 3: spec.bias = {RelationKind::SectionDistance, 4, 2, 4, 3}; break;
+    switch (uniform(rng, 0, 5)) {
+      case 1: spec.bias = {.kind = RelationKind::Hibrids, .max_path = 2, .max_level = 1}; break;
+      case 2: spec.bias = {.kind = RelationKind::T5Buckets, .buckets = 8, .max_distance = 12}; break;
+      case 3:
+        spec.bias = {.kind = RelationKind::SectionDistance, .buckets = 4, .max_distance = 3};
+        break;
+      case 4: spec.bias = {.kind = RelationKind::HibridsSelected}; break;
+      case 5:  // one of seed 001's ablations (Table 4)
+        spec.bias = {.kind = RelationKind::Hibrids, .max_path = 2, .max_level = 1,
+                     .path = coin(rng), .level = coin(rng), .asymmetric = coin(rng)};
+        break;
       default: break;
     }
     if (spec.bias.kind != RelationKind::None)

@@ -170,7 +170,7 @@ TEST(PairRules, RelationsOnHandExamples) {
     EXPECT_EQ(rules.relation(0, 3, 3), 2);   // B -> A.1: path -3 clamped to -2, level +1
     EXPECT_EQ(rules.relation(0, 0, 3), 11);  // A -> A.1: path 1, level 1
   }
-  spec.bias = {RelationKind::SectionDistance, 4, 2, 8, 4};
+  spec.bias = {.kind = RelationKind::SectionDistance, .buckets = 8, .max_distance = 4};
   call.bias_table = torch::zeros({1, 8});
   {
     // 8 buckets, 4 per sign, 2 exact: d = 0, 1, 2 -> 0, 5, 6; d = -1, -2 -> 1, 2.
@@ -181,7 +181,7 @@ TEST(PairRules, RelationsOnHandExamples) {
     EXPECT_EQ(rules.relation(0, 3, 3), 1);
     EXPECT_EQ(rules.relation(0, 3, 1), 2);
   }
-  spec.bias = {RelationKind::T5Buckets, 4, 2, 8, 4};
+  spec.bias = {.kind = RelationKind::T5Buckets, .buckets = 8, .max_distance = 4};
   call.query_offset = 0;
   {
     const PairRules rules(call);

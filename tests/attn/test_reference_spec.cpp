@@ -95,7 +95,7 @@ TEST(ReferenceSpec, FullyMaskedRowGivesZerosAndFiniteGradients) {
   call.key_padding = torch::tensor({false, true, true}).view({1, 3});
   LayerSpec spec;
   spec.heads[0].mask = Mask::window(0, 0);  // query 0 sees only key 0, which is padding
-  spec.bias = {RelationKind::T5Buckets, 4, 2, 8, 16};
+  spec.bias = {.kind = RelationKind::T5Buckets, .buckets = 8, .max_distance = 16};
   call.bias_table = torch::randn({2, 8}, torch::requires_grad());
   call.spec = &spec;
   const at::Tensor out = reference_attention(call);
@@ -183,6 +183,7 @@ struct SectionCall {
         torch::tensor({0, 1, 1, 2, 2, 3, 3, 3, 1, 1, 1, 1, 2, 2, 2, 3}, torch::kInt32).view({2, 8});
     layout.path_len = torch::zeros({1, 4, 4}, torch::kInt32);
     layout.lvl_diff = torch::zeros({1, 4, 4}, torch::kInt32);
+    layout.section_depth = torch::tensor({0, 1, 2, 1}, torch::kInt32).view({1, 4});
     for (int x = 0; x < 4; ++x)
       for (int y = 0; y < 4; ++y) {
         layout.path_len[0][x][y] = tree.path_len(x, y);
@@ -201,9 +202,11 @@ struct SectionCall {
   }
 };
 
-const Relation kRelations[] = {Relation{RelationKind::Hibrids, 2, 1},
-                               Relation{RelationKind::T5Buckets, 4, 2, 8, 12},
-                               Relation{RelationKind::SectionDistance, 4, 2, 4, 3}};
+const Relation kRelations[] = {
+    Relation{.kind = RelationKind::Hibrids, .max_path = 2, .max_level = 1},
+    Relation{.kind = RelationKind::HibridsSelected},
+    Relation{.kind = RelationKind::T5Buckets, .buckets = 8, .max_distance = 12},
+    Relation{.kind = RelationKind::SectionDistance, .buckets = 4, .max_distance = 3}};
 
 TEST(ReferenceSpec, BiasTableGradientMatchesFiniteDifferences) {
   torch::manual_seed(4);

@@ -98,7 +98,12 @@ TEST(Spec, RelationCountsAndPlainness) {
   EXPECT_EQ(relation_count({}), 0);
   EXPECT_EQ(relation_count({RelationKind::Hibrids, 4, 2}), 45);
   EXPECT_EQ(relation_count({RelationKind::T5Buckets}), 32);
-  EXPECT_EQ(relation_count({RelationKind::SectionDistance, 4, 2, 16, 64}), 16);
+  EXPECT_EQ(relation_count({.kind = RelationKind::SectionDistance, .buckets = 16, .max_distance = 64}), 16);
+  EXPECT_EQ(relation_count({.kind = RelationKind::HibridsSelected}), kSelectedRelations);
+  // Seed 001 Table 4's ablations: 5 level values only, 9 path values only, |PathLen| 0..4.
+  EXPECT_EQ(relation_count({.kind = RelationKind::Hibrids, .path = false}), 5);
+  EXPECT_EQ(relation_count({.kind = RelationKind::Hibrids, .level = false}), 9);
+  EXPECT_EQ(relation_count({.kind = RelationKind::Hibrids, .asymmetric = false}), 25);
   EXPECT_EQ(relation_name(RelationKind::SectionDistance), "section_distance");
   LayerSpec spec;
   EXPECT_TRUE(spec.is_plain());
@@ -117,6 +122,63 @@ TEST(Spec, RelationCountsAndPlainness) {
   EXPECT_EQ(LayerSpec{}.head(5), HeadSpec{});  // one spec serves every head
 }
 
+// Seed 001 Figure 2's tree: root(0) ─ §1(1) ─ §1.1(2), §1.2(3); root ─ §2(4) ─ §2.1(5) ─
+// §2.1.1(6). SectionPair from x to y as doc/layout.h computes them.
+SectionPair figure2_pair(int x, int y) {
+  SectionTree tree;
+  tree.parent = {-1, 0, 1, 1, 0, 4, 5};
+  tree.depth = {0, 1, 2, 2, 1, 2, 3};
+  return {tree.path_len(x, y), tree.lvl_diff(x, y), tree.depth[x], y - x};
+}
+
+TEST(Spec, SelectedRelationsOfFigure2) {
+  using R = SelectedRelation;
+  const std::vector<std::tuple<int, int, R>> cases = {
+      {2, 2, R::Self},           {2, 1, R::Parent},           {1, 2, R::Child},
+      {6, 4, R::Ancestor},       {4, 6, R::Descendant},       {0, 6, R::Descendant},
+      {3, 2, R::PrecedingSibling}, {2, 3, R::FollowingSibling}, {4, 1, R::PrecedingSibling},
+      {4, 3, R::PreviousInText}, {3, 4, R::NextInText},       {6, 0, R::Ancestor},
+      {2, 4, R::Other},          {5, 3, R::Other}};
+  for (const auto& [x, y, want] : cases)
+    EXPECT_EQ(selected_relation(figure2_pair(x, y)), want)
+        << x << " -> " << y << ": got " << selected_relation_name(selected_relation(figure2_pair(x, y)));
+  // Same top-level section, none of the closer relations: a node and its sibling's child.
+  SectionTree deep;
+  deep.parent = {-1, 0, 1, 2, 1, 4};
+  deep.depth = {0, 1, 2, 3, 2, 3};
+  const SectionPair cousin{deep.path_len(3, 5), deep.lvl_diff(3, 5), deep.depth[3], 2};
+  EXPECT_EQ(selected_relation(cousin), R::SameTopLevel);
+}
+
+TEST(Spec, HibridsIdsAndTheirAblations) {
+  const Relation full{.kind = RelationKind::Hibrids, .max_path = 2, .max_level = 1};
+  // (PathLen, LvlDiff) = (-1, -1) from §1.1 to §1: (−1 + 2) * 3 + (−1 + 1) = 3.
+  EXPECT_EQ(tree_relation_id(full, figure2_pair(2, 1)), 3);
+  // §2.1.1 to §1: PathLen -4 clamps to -2, LvlDiff -2 clamps to -1: id 0, counted as clamped.
+  EXPECT_EQ(tree_relation_id(full, figure2_pair(6, 1)), 0);
+  EXPECT_TRUE(tree_relation_clamped(full, figure2_pair(6, 1)));
+  EXPECT_FALSE(tree_relation_clamped(full, figure2_pair(2, 1)));
+  Relation no_level = full;
+  no_level.level = false;
+  EXPECT_EQ(tree_relation_id(no_level, figure2_pair(2, 1)), 1);  // PathLen -1 + 2
+  Relation no_path = full;
+  no_path.path = false;
+  EXPECT_EQ(tree_relation_id(no_path, figure2_pair(2, 1)), 0);  // LvlDiff -1 + 1
+  EXPECT_TRUE(tree_relation_clamped(full, figure2_pair(3, 5)));  // PathLen 4, LvlDiff 0
+  EXPECT_FALSE(tree_relation_clamped(no_path, figure2_pair(3, 5)));
+  Relation symmetric = full;
+  symmetric.asymmetric = false;
+  EXPECT_EQ(tree_relation_id(symmetric, figure2_pair(2, 1)),
+            tree_relation_id(symmetric, figure2_pair(1, 2)) - 2);  // |1| * 3 + (LvlDiff ± 1 + 1)
+  for (const Relation& r : {full, no_level, no_path, symmetric})
+    for (int x = 0; x < 7; ++x)
+      for (int y = 0; y < 7; ++y) {
+        const std::int32_t id = tree_relation_id(r, figure2_pair(x, y));
+        EXPECT_GE(id, 0);
+        EXPECT_LT(id, relation_count(r));
+      }
+}
+
 TEST(Spec, ValidateNamesTheBadParameter) {
   LayerSpec spec;
   spec.heads[0].mask = Mask::causal() && Mask::window(-1, 2);
@@ -132,7 +194,7 @@ TEST(Spec, ValidateNamesTheBadParameter) {
   EXPECT_EQ(error_of([&] { validate(spec); }),
             "attention spec: gumbel 'tau' must be > 0, got 0.000000");
   spec.heads[0] = HeadSpec{};
-  spec.bias = {RelationKind::T5Buckets, 4, 2, 6, 1};
+  spec.bias = {.kind = RelationKind::T5Buckets, .buckets = 6, .max_distance = 1};
   EXPECT_EQ(error_of([&] { validate(spec); }),
             "attention spec: t5_buckets needs an even 'buckets' >= 4 and 'max_distance' > "
             "buckets / 4, got buckets 6, max_distance 1");
@@ -173,7 +235,12 @@ TEST(Spec, JsonRoundTrips) {
       if (test::coin(rng)) head.normaliser.p = 0.75;
       spec.heads.push_back(head);
     }
-    spec.bias.kind = static_cast<RelationKind>(test::uniform(rng, 0, 3));
+    spec.bias.kind = static_cast<RelationKind>(test::uniform(rng, 0, 4));
+    if (spec.bias.kind == RelationKind::Hibrids) {
+      spec.bias.path = test::coin(rng);
+      spec.bias.level = test::coin(rng);
+      spec.bias.asymmetric = test::coin(rng);
+    }
     if (test::coin(rng)) spec.bias.max_path = 6;
     if (test::coin(rng)) spec.bias.buckets = 16;
     spec.dense_bias = test::coin(rng);
@@ -235,7 +302,7 @@ TEST(Spec, PrintsOneLinePerHead) {
             "bias: hibrids(max_path=4, max_level=2), dense\n");
   LayerSpec one;
   one.heads[0].normaliser = {NormaliserKind::Gumbel, 0.5};
-  one.bias = {RelationKind::SectionDistance, 4, 2, 8, 16};
+  one.bias = {.kind = RelationKind::SectionDistance, .buckets = 8, .max_distance = 16};
   EXPECT_EQ(
       to_string(one),
       "every head: all, gumbel(tau=0.5)\nbias: section_distance(buckets=8, max_distance=16)\n");

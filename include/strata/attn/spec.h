@@ -76,7 +76,13 @@ enum class RelationKind {
   None,
   // HIBRIDS (seed 001 Eq. 1-2): (PathLen, LvlDiff) between the tokens' sections, each
   // clamped to [-max, max]; id = (path + max_path) * (2 * max_level + 1) + level + max_level.
+  // The ablations of seed 001 Table 4 drop a coordinate (path = false or level = false: that
+  // coordinate is taken as 0 and has one value) or the sign of PathLen (asymmetric = false:
+  // |PathLen| in [0, max_path]); tree_relation_id gives the general formula.
   Hibrids,
+  // HIBRIDS_S (seed 001 §3.2): only the salient relations between sections get entries of
+  // their own, the rest share entry 0; SelectedRelation lists them.
+  HibridsSelected,
   // T5 relative-position buckets of j - i' (bidirectional: half the buckets per direction,
   // half of those exact, the rest logarithmic up to max_distance).
   T5Buckets,
@@ -87,13 +93,54 @@ enum class RelationKind {
 struct Relation {
   RelationKind kind = RelationKind::None;
   std::int64_t max_path = 4, max_level = 2;       // Hibrids
+  bool path = true, level = true, asymmetric = true;  // Hibrids ablations (seed 001 Table 4)
   std::int64_t buckets = 32, max_distance = 128;  // T5Buckets, SectionDistance
   bool operator==(const Relation&) const = default;
 };
 
 std::int64_t relation_count(const Relation& relation);  // 0 for None
-// "hibrids", "t5_buckets", "section_distance" ("none" for None): the JSON and printed names.
+// "hibrids", "hibrids_selected", "t5_buckets", "section_distance" ("none" for None): the JSON
+// and printed names.
 std::string_view relation_name(RelationKind kind);
+// Hibrids and HibridsSelected: relations between sections of the document tree.
+bool is_tree_relation(RelationKind kind);
+
+// HibridsSelected's entries, first match wins in this order (x = the query's section, y = the
+// key's). Every relation is directed: "parent" means y is x's parent.
+enum class SelectedRelation : std::int32_t {
+  Other = 0,          // every pair below does not cover: one shared entry
+  Self,               // x == y
+  Parent,             // y is x's parent
+  Child,              // y is x's child
+  Ancestor,           // y is an ancestor of x, not its parent
+  Descendant,         // y is a descendant of x, not its child
+  PrecedingSibling,   // same parent, y before x
+  FollowingSibling,   // same parent, y after x
+  PreviousInText,     // y is the section just before x in document order
+  NextInText,         // y is the section just after x
+  SameTopLevel,       // x and y lie in the same top-level section (their common ancestor is
+                      // not the document root)
+};
+inline constexpr std::int32_t kSelectedRelations = 11;
+std::string_view selected_relation_name(SelectedRelation relation);  // "parent", ...
+
+// What a tree relation reads about a pair of sections (query's x, key's y).
+struct SectionPair {
+  std::int64_t path_len = 0;     // signed PathLen(x, y) (doc/layout.h)
+  std::int64_t lvl_diff = 0;     // depth(y) - depth(x)
+  std::int64_t query_depth = 0;  // depth(x); the root is 0
+  std::int64_t order_diff = 0;   // y - x as section indices in document order
+};
+
+SelectedRelation selected_relation(const SectionPair& pair);
+// The bias-table id of a tree relation for the pair: Hibrids
+//   id = P * L_count + L, with P = path ? (asymmetric ? clamp(PathLen) + max_path
+//   : min(|PathLen|, max_path)) : 0 and L = level ? clamp(LvlDiff) + max_level : 0;
+// HibridsSelected: the SelectedRelation's value.
+std::int32_t tree_relation_id(const Relation& relation, const SectionPair& pair);
+// True when a Hibrids table is too small for the pair, which then shares the entry at the
+// table's edge (PathLen or LvlDiff clamped). Always false for other kinds.
+bool tree_relation_clamped(const Relation& relation, const SectionPair& pair);
 
 enum class NormaliserKind {
   Softmax,

@@ -16,6 +16,7 @@ struct TokenLayout {
   at::Tensor repeated;  // [B, L] int32: 1 where the token occurs more than once in its document
   at::Tensor path_len;  // [B, S, S] int32: signed PathLen between sections (seed 001 §3.1)
   at::Tensor lvl_diff;  // [B, S, S] int32: LvlDiff between sections
+  at::Tensor section_depth;  // [B, S] int32: depth of each section (root 0)
 
   std::int64_t batch() const;   // from the first defined per-token field
   std::int64_t length() const;
@@ -24,8 +25,8 @@ struct TokenLayout {
 // Stacks per-document layouts into a batch padded to `length` tokens (0 = the longest).
 // Padding positions get section 0, sentence/paragraph -1, segment/document of the last real
 // token, token id -1 and repeated 0. Every token of an item gets document 0 (one document per
-// item); packed sequences set `document` themselves. path_len/lvl_diff are padded with 0 to
-// the batch's most sections. strata::Error when an item is longer than `length`.
+// item); packed sequences set `document` themselves. path_len/lvl_diff/section_depth are padded
+// with 0 to the batch's most sections. strata::Error when an item is longer than `length`.
 TokenLayout batch_layouts(const std::vector<const Layout*>& layouts, std::int64_t length = 0);
 
 }  // namespace strata::attn
