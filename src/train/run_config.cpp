@@ -18,6 +18,8 @@ ConfigSchema run_schema() {
   s.add("data.truncation", std::string(truncation_policy_name(d.truncation.policy)),
         "how long sources are cut: head (first tokens) or section_lead (each section's lead)");
   s.add("data.segments", std::int64_t(d.truncation.segments), "segments of the source layout (structured attention)");
+  s.add("data.section_tokens", std::string(section_tokens_name(d.truncation.section_tokens)),
+        "markers before each section's source text: none, sectok ([SEC]) or lvlsectok ([SEC-L1], [SEC-L2], …; seed 001 §5.2)");
   s.add("data.block_size", std::int64_t(d.block_size), "language models: tokens per training chunk");
   const TrainOptions t;
   s.add("train.seed", std::int64_t(t.seed), "seed of initialisation, data order and dropout");
@@ -69,6 +71,7 @@ DataOptions data_options(const Config& c) {
   d.truncation.max_target_tokens = static_cast<std::size_t>(c.get<std::int64_t>("data.max_target_tokens"));
   d.truncation.policy = truncation_policy_from_name(c.get<std::string>("data.truncation"));
   d.truncation.segments = static_cast<int>(c.get<std::int64_t>("data.segments"));
+  d.truncation.section_tokens = section_tokens_from_name(c.get<std::string>("data.section_tokens"));
   d.block_size = static_cast<std::size_t>(c.get<std::int64_t>("data.block_size"));
   return d;
 }

@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "strata/core/error.h"
@@ -298,6 +300,241 @@ TEST_F(LoadSeq2Seq, ATokenizerWithoutEosIsAnError) {
   write({{{"document", "Some text here."}, {"summary", "x"}}});
   const NoEosTokenizer no_eos;
   EXPECT_THROW(load_seq2seq_examples(file_, no_eos, {}, false), Error);
+}
+
+// Section tokens (seed 001 §5.2, SECTOK and LVLSECTOK).
+
+// WordTokenizer with the structural markers [SEC], [SEC-L1]..[SEC-L<levels>], [L↑], [L↓], [L-].
+class MarkerWordTokenizer : public WordTokenizer {
+ public:
+  explicit MarkerWordTokenizer(int levels) {
+    specials_.structural = SpecialTokens::default_structural(levels);
+    for (const std::string& marker : specials_.structural) encode(marker);
+  }
+  const SpecialTokens& specials() const override { return specials_; }
+
+ private:
+  SpecialTokens specials_ = WordTokenizer().specials();
+};
+
+// Sections (tree index: depth, tokens): 0 root: 0, 2; 1 A: 1, 3; 2 A.B: 2, 4; 3 A.B.C: 3, 2;
+// 4 D: 1, 3; 5 E: 1, none; 6 E.F: 2, 2. 16 tokens; 5 sections below the root have text.
+Document nested_document() {
+  DocumentBuilder b("title");
+  b.add_paragraph("r1 r2.");
+  b.open_section("A", 1);
+  b.add_paragraph("a1 a2 a3.");
+  b.open_section("B", 2);
+  b.add_paragraph("b1 b2 b3 b4.");
+  b.open_section("C", 3);
+  b.add_paragraph("c1 c2.");
+  b.open_section("D", 1);
+  b.add_paragraph("d1 d2 d3.");
+  b.open_section("E", 1);
+  b.open_section("F", 2);
+  b.add_paragraph("f1 f2.");
+  Document document = b.finish();
+  document.id = "nested";
+  document.summary = "s1 s2.";
+  return document;
+}
+
+std::vector<std::string> pieces_of(const Layout& layout, const Tokenizer& tokenizer) {
+  std::vector<std::string> pieces;
+  for (std::int32_t id : layout.token) pieces.push_back(tokenizer.id_to_piece(id));
+  return pieces;
+}
+
+Layout source_with(SectionTokens tokens, TruncationPolicy policy, std::size_t max_source_tokens,
+                   const Tokenizer& tokenizer, int segments = 1) {
+  TruncationOptions options;
+  options.section_tokens = tokens;
+  options.policy = policy;
+  options.max_source_tokens = max_source_tokens;
+  options.segments = segments;
+  return make_seq2seq_example(nested_document(), tokenizer, options).source;
+}
+
+using Pieces = std::vector<std::string>;
+
+Pieces source_pieces(SectionTokens tokens, TruncationPolicy policy, std::size_t max_source_tokens,
+                     const Tokenizer& tokenizer) {
+  return pieces_of(source_with(tokens, policy, max_source_tokens, tokenizer), tokenizer);
+}
+
+TEST(SectionTokens, SectokPutsSecBeforeEverySectionWithText) {
+  const MarkerWordTokenizer tokenizer(2);
+  const Layout source =
+      source_with(SectionTokens::Flat, TruncationPolicy::Head, 64, tokenizer, /*segments=*/3);
+  EXPECT_EQ(pieces_of(source, tokenizer),
+            (Pieces{"r1", "r2.", "[SEC]", "a1", "a2", "a3.", "[SEC]", "b1", "b2", "b3", "b4.",
+                    "[SEC]", "c1", "c2.", "[SEC]", "d1", "d2", "d3.", "[SEC]", "f1", "f2.",
+                    "</s>"}));  // E has no text of its own: no marker
+  EXPECT_EQ(source.section,
+            (std::vector<std::int32_t>{0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 2,  //
+                                       3, 3, 3, 4, 4, 4, 4, 6, 6, 6, 0}));
+  const Layout full = make_layout(nested_document(), tokenizer);
+  const std::int32_t sec = *tokenizer.piece_to_id("[SEC]");
+  for (std::size_t p = 0, text = 0; p < source.size(); ++p) {
+    EXPECT_EQ(source.position[p], static_cast<std::int32_t>(p));
+    EXPECT_EQ(source.segment[p], even_segment(p, source.size(), 3));
+    const bool special = source.token[p] == sec || p + 1 == source.size();
+    if (special) {
+      EXPECT_EQ(source.paragraph[p], -1) << p;
+      EXPECT_EQ(source.sentence[p], -1) << p;
+      continue;
+    }
+    EXPECT_EQ(source.token[p], full.token[text]);
+    EXPECT_EQ(source.paragraph[p], full.paragraph[text]);
+    EXPECT_EQ(source.sentence[p], full.sentence[text++]);
+  }
+  EXPECT_EQ(source.tree.depth, full.tree.depth);
+}
+
+TEST(SectionTokens, LvlsectokUsesTheSectionsDepthClampedToTheDeepestMarker) {
+  const MarkerWordTokenizer tokenizer(2);  // [SEC-L1], [SEC-L2]: C at depth 3 gets [SEC-L2]
+  const Layout source = source_with(SectionTokens::Level, TruncationPolicy::Head, 64, tokenizer);
+  EXPECT_EQ(pieces_of(source, tokenizer),
+            (Pieces{"r1", "r2.", "[SEC-L1]", "a1", "a2", "a3.", "[SEC-L2]", "b1", "b2", "b3",
+                    "b4.", "[SEC-L2]", "c1", "c2.", "[SEC-L1]", "d1", "d2", "d3.", "[SEC-L2]",
+                    "f1", "f2.", "</s>"}));
+  const MarkerWordTokenizer deep(4);
+  const Layout unclamped = source_with(SectionTokens::Level, TruncationPolicy::Head, 64, deep);
+  EXPECT_EQ(deep.id_to_piece(unclamped.token[11]), "[SEC-L3]");
+  EXPECT_EQ(unclamped.section[11], 3);
+}
+
+TEST(SectionTokens, SectionLeadSetsTheMarkersRoomAsideBeforeSharingTheBudget) {
+  const MarkerWordTokenizer tokenizer(2);
+  // 15 slots: 5 markers, 10 text tokens shared as 2, 2, 2, 2, 1, 1 (the remainder goes first).
+  EXPECT_EQ(source_pieces(SectionTokens::Level, TruncationPolicy::SectionLead, 16, tokenizer),
+            (Pieces{"r1", "r2.", "[SEC-L1]", "a1", "a2", "[SEC-L2]", "b1", "b2", "[SEC-L2]", "c1",
+                    "c2.", "[SEC-L1]", "d1", "[SEC-L2]", "f1", "</s>"}));
+  // 5 slots: a marker and a token each for A and B after the root's token; C and later are
+  // left out whole, marker and text.
+  EXPECT_EQ(source_pieces(SectionTokens::Flat, TruncationPolicy::SectionLead, 6, tokenizer),
+            (Pieces{"r1", "[SEC]", "a1", "[SEC]", "b1", "</s>"}));
+  EXPECT_EQ(source_pieces(SectionTokens::Flat, TruncationPolicy::SectionLead, 4, tokenizer),
+            (Pieces{"r1", "[SEC]", "a1", "</s>"}));
+  // 2 slots: A's marker would come without text, so the root's second token takes the slot.
+  EXPECT_EQ(source_pieces(SectionTokens::Flat, TruncationPolicy::SectionLead, 3, tokenizer),
+            (Pieces{"r1", "r2.", "</s>"}));
+}
+
+TEST(SectionTokens, HeadKeepsAMarkerOnlyWithTextAfterIt) {
+  const MarkerWordTokenizer tokenizer(2);
+  EXPECT_EQ(source_pieces(SectionTokens::Flat, TruncationPolicy::Head, 6, tokenizer),
+            (Pieces{"r1", "r2.", "[SEC]", "a1", "a2", "</s>"}));
+  // One slot left at A's start: [SEC] a1 does not fit, so the slot stays empty.
+  EXPECT_EQ(source_pieces(SectionTokens::Flat, TruncationPolicy::Head, 4, tokenizer),
+            (Pieces{"r1", "r2.", "</s>"}));
+}
+
+// Every budget, both policies, both kinds: the source never exceeds the budget, every marker
+// is followed by its section's first token, every section's kept text is its lead, and every
+// section below the root that keeps text has exactly one marker.
+TEST(SectionTokens, EveryBudgetIsRespectedAndEveryMarkerHasText) {
+  const MarkerWordTokenizer tokenizer(2);
+  const Layout full = make_layout(nested_document(), tokenizer);
+  const std::size_t whole = full.size() + 5 + 1;
+  for (SectionTokens tokens : {SectionTokens::Flat, SectionTokens::Level}) {
+    for (TruncationPolicy policy : {TruncationPolicy::Head, TruncationPolicy::SectionLead}) {
+      for (std::size_t max = 2; max <= whole + 2; ++max) {
+        SCOPED_TRACE(fmt::format("{} {} {}", section_tokens_name(tokens),
+                                 truncation_policy_name(policy), max));
+        const Layout source = source_with(tokens, policy, max, tokenizer);
+        EXPECT_LE(source.size(), max);
+        // SectionLead fills the budget here; Head may leave one slot where a marker would not fit.
+        const std::size_t at_least = policy == TruncationPolicy::SectionLead ? max : max - 1;
+        EXPECT_GE(source.size(), std::min(whole, at_least));
+        std::vector<std::size_t> kept(full.tree.size()), markers(full.tree.size());
+        std::vector<std::size_t> first(full.tree.size(), full.size());
+        for (std::size_t i = full.size(); i-- > 0;) first[full.section[i]] = i;
+        for (std::size_t p = 0; p + 1 < source.size(); ++p) {
+          const std::size_t s = static_cast<std::size_t>(source.section[p]);
+          if (source.sentence[p] < 0) {
+            ++markers[s];
+            ASSERT_LT(p + 2, source.size());
+            EXPECT_EQ(source.section[p + 1], source.section[p]);
+            EXPECT_GE(source.sentence[p + 1], 0);
+            continue;
+          }
+          EXPECT_EQ(source.token[p], full.token[first[s] + kept[s]++]);
+        }
+        for (std::size_t s = 0; s < kept.size(); ++s)
+          EXPECT_EQ(markers[s], s > 0 && kept[s] > 0 ? 1u : 0u) << s;
+      }
+    }
+  }
+}
+
+TEST(SectionTokens, NoneLeavesTheSourceAsBefore) {
+  const MarkerWordTokenizer tokenizer(2);
+  const Layout full = make_layout(nested_document(), tokenizer);
+  const Layout source = source_with(SectionTokens::None, TruncationPolicy::Head, 64, tokenizer);
+  std::vector<std::int32_t> tokens = full.token;
+  tokens.push_back(*tokenizer.eos_id());
+  EXPECT_EQ(source.token, tokens);
+}
+
+TEST(SectionTokens, ATokenizerWithoutTheMarkersIsAnError) {
+  const WordTokenizer plain;
+  const std::string flat = error_of(
+      [&] { source_with(SectionTokens::Flat, TruncationPolicy::Head, 64, plain); });
+  EXPECT_NE(flat.find("[SEC] token"), std::string::npos) << flat;
+  EXPECT_NE(flat.find("structural markers"), std::string::npos) << flat;
+  EXPECT_NE(flat.find("--structural-levels"), std::string::npos) << flat;
+  const MarkerWordTokenizer no_levels(0);  // [SEC] but no [SEC-L1]
+  EXPECT_NO_THROW(source_with(SectionTokens::Flat, TruncationPolicy::Head, 64, no_levels));
+  const std::string level = error_of(
+      [&] { source_with(SectionTokens::Level, TruncationPolicy::SectionLead, 64, no_levels); });
+  EXPECT_NE(level.find("[SEC-L1] token"), std::string::npos) << level;
+  EXPECT_NE(level.find("lvlsectok"), std::string::npos) << level;
+  EXPECT_NO_THROW(source_with(SectionTokens::None, TruncationPolicy::Head, 64, plain));
+}
+
+TEST(SectionTokens, ParsesNamesAndListsThemOnError) {
+  EXPECT_EQ(section_tokens_from_name("none"), SectionTokens::None);
+  EXPECT_EQ(section_tokens_from_name("sectok"), SectionTokens::Flat);
+  EXPECT_EQ(section_tokens_from_name("lvlsectok"), SectionTokens::Level);
+  EXPECT_STREQ(section_tokens_name(SectionTokens::Level), "lvlsectok");
+  EXPECT_STREQ(section_tokens_name(SectionTokens::Flat), "sectok");
+  EXPECT_STREQ(section_tokens_name(SectionTokens::None), "none");
+  const std::string message = error_of([] { section_tokens_from_name("sec"); });
+  EXPECT_NE(message.find("'sec'"), std::string::npos);
+  EXPECT_NE(message.find("none, sectok, lvlsectok"), std::string::npos);
+}
+
+TEST_F(LoadSeq2Seq, LevelMarkersPastTheDeepestAreCounted) {
+  SpecialTokens specials;
+  specials.structural = SpecialTokens::default_structural(1);
+  const auto tokenizer = ByteBpeTokenizer::train(test::generated_sentences(200), 300, specials);
+  const nlohmann::json deep_section = {{"heading", "Deep"}, {"paragraphs", {"The model reads."}}};
+  const nlohmann::json middle = {{"heading", "Middle"},
+                                 {"paragraphs", {"Each section follows."}},
+                                 {"sections", {deep_section, deep_section}}};
+  write({{{"paragraphs", {"Long documents."}}, {"sections", {middle}}, {"summary", "x"}},
+         {{"paragraphs", {"Long documents."}}, {"summary", "x"}}});
+  TruncationOptions options;
+  options.section_tokens = SectionTokens::Level;
+  Seq2SeqLoadStats stats;
+  const std::vector<Seq2SeqExample> examples =
+      load_seq2seq_examples(file_, *tokenizer, options, false, &stats);
+  EXPECT_EQ(stats.section_levels_clamped, 2u);  // the two depth-2 sections got [SEC-L1]
+  const std::int32_t level1 = *tokenizer->piece_to_id("[SEC-L1]");
+  const std::vector<std::int32_t>& first = examples[0].source.token;
+  const std::vector<std::int32_t>& second = examples[1].source.token;
+  EXPECT_EQ(std::count(first.begin(), first.end(), level1), 3);
+  EXPECT_EQ(std::count(second.begin(), second.end(), level1), 0);  // no sections, no markers
+
+  options.section_tokens = SectionTokens::Flat;
+  load_seq2seq_examples(file_, *tokenizer, options, false, &stats);
+  EXPECT_EQ(stats.section_levels_clamped, 0u);
+  options.section_tokens = SectionTokens::Level;
+  // The fixture's tokenizer has no structural markers.
+  const std::string message =
+      error_of([&] { load_seq2seq_examples(file_, *tokenizer_, options, false); });
+  EXPECT_NE(message.find("[SEC-L1]"), std::string::npos) << message;
 }
 
 }  // namespace

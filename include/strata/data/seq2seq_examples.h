@@ -27,11 +27,24 @@ enum class TruncationPolicy {
 TruncationPolicy truncation_policy_from_name(std::string_view name);
 const char* truncation_policy_name(TruncationPolicy policy);
 
+// Structural markers in the source (seed 001 §5.2, the SECTOK and LVLSECTOK comparisons),
+// inserted before the first kept token of every section below the root that keeps text.
+enum class SectionTokens {
+  None,   // no markers
+  Flat,   // [SEC] for every section
+  Level,  // [SEC-Ld] for a section of depth d; [SEC-Ln], the tokenizer's deepest, below that
+};
+
+// "none", "sectok", "lvlsectok"; strata::Error listing the known names otherwise.
+SectionTokens section_tokens_from_name(std::string_view name);
+const char* section_tokens_name(SectionTokens tokens);
+
 struct TruncationOptions {
   std::size_t max_source_tokens = 512;  // eos included; at least 2
   std::size_t max_target_tokens = 64;   // eos included; at least 2
   TruncationPolicy policy = TruncationPolicy::Head;
   int segments = 1;  // K of the source layout's even split into segments
+  SectionTokens section_tokens = SectionTokens::None;  // count against max_source_tokens
 };
 
 struct Seq2SeqExample {
@@ -49,7 +62,8 @@ struct Seq2SeqExample {
 std::vector<std::size_t> share_budget(std::span<const std::size_t> section_lengths,
                                       std::size_t budget);
 
-// strata::Error when the tokenizer has no eos or the options leave no room for text.
+// strata::Error when the tokenizer has no eos, lacks the section markers the options ask
+// for ([SEC], or [SEC-L1] at least), or the options leave no room for text.
 Seq2SeqExample make_seq2seq_example(const Document& document, const Tokenizer& tokenizer,
                                     const TruncationOptions& options);
 
@@ -58,6 +72,7 @@ struct Seq2SeqLoadStats {
   std::size_t skipped = 0;            // documents with an empty body or summary
   std::size_t sources_truncated = 0;  // of the examples made
   std::size_t targets_truncated = 0;
+  std::size_t section_levels_clamped = 0;  // level markers of sections deeper than [SEC-Ln]
 };
 
 // Examples of every usable document of a JSONL dataset (any shape DatasetReader knows), in
