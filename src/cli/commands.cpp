@@ -31,6 +31,7 @@ void register_all(CLI::App& app) {
   register_eval_rouge(*eval);
   register_eval_bleu(*eval);
   register_eval_copy(*eval);
+  register_eval_hierarchy(*eval);
   register_eval_summarize(*eval);
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks that run from the installed binary");
   bench->require_subcommand(1);

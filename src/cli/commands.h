@@ -22,6 +22,7 @@ void register_lm_eval(CLI::App& lm);     // strata lm eval
 void register_eval_rouge(CLI::App& eval);  // strata eval rouge
 void register_eval_bleu(CLI::App& eval);   // strata eval bleu
 void register_eval_copy(CLI::App& eval);   // strata eval copy
+void register_eval_hierarchy(CLI::App& eval);  // strata eval hierarchy
 void register_eval_summarize(CLI::App& eval);  // strata eval summarize
 // `bench` is one group; each benchmark is a file of its own.
 void register_bench_attention(CLI::App& bench);  // strata bench attention
