@@ -187,22 +187,11 @@ class Resolver {
         throw Error("attention spec needs query_layout.section_depth [" +
                     std::to_string(path.size(0)) + ", " + std::to_string(s_.sections) + "] (" +
                     why + ")" + (d.defined() ? ", got " + shape(d) : std::string()));
-      depth = d.to(torch::kCPU, torch::kInt32).contiguous();
+      depth = d;
     }
-    const std::int64_t items = path.size(0), sections = s_.sections;
-    s_.hibrids_stride = items == 1 ? 0 : sections * sections;
-    const std::int32_t* p = path.data_ptr<std::int32_t>();
-    const std::int32_t* l = level.data_ptr<std::int32_t>();
-    s_.hibrids.resize(path.numel());
-    for (std::int64_t b = 0; b < items; ++b)
-      for (std::int64_t x = 0; x < sections; ++x)
-        for (std::int64_t y = 0; y < sections; ++y) {
-          const std::int64_t at = (b * sections + x) * sections + y;
-          const SectionPair pair{p[at], l[at],
-                                 depth.defined() ? depth.data_ptr<std::int32_t>()[b * sections + x] : 0,
-                                 y - x};
-          s_.hibrids[at] = tree_relation_id(r, pair);
-        }
+    s_.hibrids_stride = path.size(0) == 1 ? 0 : s_.sections * s_.sections;
+    const at::Tensor ids = section_relation_ids(r, path, level, depth);
+    s_.hibrids.assign(ids.data_ptr<std::int32_t>(), ids.data_ptr<std::int32_t>() + ids.numel());
   }
 
  private:

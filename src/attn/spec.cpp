@@ -527,6 +527,22 @@ HeadSpec head_from_json(const json& j, const std::string& where) {
 
 }  // namespace
 
+Relation relation_from_json(const json& j, const std::string& where) {
+  const JsonObject bias(j, where,
+                        {"kind", "max_path", "max_level", "path", "level", "asymmetric",
+                         "buckets", "max_distance"});
+  Relation r;
+  bias.read("kind", r.kind, kRelationNames);
+  bias.read("max_path", r.max_path);
+  bias.read("max_level", r.max_level);
+  bias.read("path", r.path);
+  bias.read("level", r.level);
+  bias.read("asymmetric", r.asymmetric);
+  bias.read("buckets", r.buckets);
+  bias.read("max_distance", r.max_distance);
+  return r;
+}
+
 LayerSpec layer_spec_from_json(const json& j) {
   const JsonObject object(j, "", {"heads", "bias", "dense_bias"});
   LayerSpec spec;
@@ -536,26 +552,43 @@ LayerSpec layer_spec_from_json(const json& j) {
     for (std::size_t h = 0; h < heads->size(); ++h)
       spec.heads.push_back(head_from_json((*heads)[h], "heads[" + std::to_string(h) + "]."));
   }
-  if (const json* b = object.find("bias")) {
-    const JsonObject bias(*b, "bias.",
-                          {"kind", "max_path", "max_level", "path", "level", "asymmetric",
-                           "buckets", "max_distance"});
-    bias.read("kind", spec.bias.kind, kRelationNames);
-    bias.read("max_path", spec.bias.max_path);
-    bias.read("max_level", spec.bias.max_level);
-    bias.read("path", spec.bias.path);
-    bias.read("level", spec.bias.level);
-    bias.read("asymmetric", spec.bias.asymmetric);
-    bias.read("buckets", spec.bias.buckets);
-    bias.read("max_distance", spec.bias.max_distance);
-  }
+  if (const json* b = object.find("bias")) spec.bias = relation_from_json(*b, "bias.");
   object.read("dense_bias", spec.dense_bias);
   validate(spec);
   return spec;
 }
 
+std::vector<LayerSpec> layer_specs_from_json(const json& j) {
+  if (!j.is_array()) return {layer_spec_from_json(j)};
+  std::vector<LayerSpec> specs;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    try {
+      specs.push_back(layer_spec_from_json(j[i]));
+    } catch (const Error& e) {
+      throw Error("layer " + std::to_string(i) + ": " + e.what());
+    }
+  }
+  return specs;
+}
+
 // Writes the parameters that matter for each kind, and any other that differs from its
-// default, so that layer_spec_from_json(to_json(spec)) == spec.
+// default, so that relation_from_json(to_json(r)) == r.
+json to_json(const Relation& r) {
+  const Relation defaults;
+  json bias = {{"kind", relation_name(r.kind)}};
+  const bool tree = r.kind == RelationKind::Hibrids;
+  const bool bucketed = r.kind == RelationKind::T5Buckets || r.kind == RelationKind::SectionDistance;
+  if (tree || r.max_path != defaults.max_path) bias["max_path"] = r.max_path;
+  if (tree || r.max_level != defaults.max_level) bias["max_level"] = r.max_level;
+  for (auto [key, value, fallback] : {std::tuple{"path", r.path, defaults.path},
+                                      std::tuple{"level", r.level, defaults.level},
+                                      std::tuple{"asymmetric", r.asymmetric, defaults.asymmetric}})
+    if (value != fallback) bias[key] = value;
+  if (bucketed || r.buckets != defaults.buckets) bias["buckets"] = r.buckets;
+  if (bucketed || r.max_distance != defaults.max_distance) bias["max_distance"] = r.max_distance;
+  return bias;
+}
+
 json to_json(const LayerSpec& spec) {
   json heads = json::array();
   for (const HeadSpec& head : spec.heads) {
@@ -572,23 +605,7 @@ json to_json(const LayerSpec& spec) {
     heads.push_back(h);
   }
   json out = {{"heads", heads}};
-  const Relation& r = spec.bias;
-  const Relation defaults;
-  if (r != defaults) {
-    json bias = {{"kind", relation_name(r.kind)}};
-    const bool tree = r.kind == RelationKind::Hibrids;
-    const bool bucketed =
-        r.kind == RelationKind::T5Buckets || r.kind == RelationKind::SectionDistance;
-    if (tree || r.max_path != defaults.max_path) bias["max_path"] = r.max_path;
-    if (tree || r.max_level != defaults.max_level) bias["max_level"] = r.max_level;
-    for (auto [key, value, fallback] : {std::tuple{"path", r.path, defaults.path},
-                                        std::tuple{"level", r.level, defaults.level},
-                                        std::tuple{"asymmetric", r.asymmetric, defaults.asymmetric}})
-      if (value != fallback) bias[key] = value;
-    if (bucketed || r.buckets != defaults.buckets) bias["buckets"] = r.buckets;
-    if (bucketed || r.max_distance != defaults.max_distance) bias["max_distance"] = r.max_distance;
-    out["bias"] = bias;
-  }
+  if (spec.bias != Relation{}) out["bias"] = to_json(spec.bias);
   if (spec.dense_bias) out["dense_bias"] = true;
   return out;
 }

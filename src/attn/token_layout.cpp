@@ -97,4 +97,36 @@ TokenLayout batch_layouts(const std::vector<const Layout*>& layouts, std::int64_
   return t;
 }
 
+TokenLayout select_items(const TokenLayout& layout, const at::Tensor& index) {
+  TokenLayout out = layout;
+  for (at::Tensor* field : {&out.section, &out.paragraph, &out.sentence, &out.segment,
+                            &out.document, &out.token, &out.repeated, &out.path_len,
+                            &out.lvl_diff, &out.section_depth})
+    if (field->defined() && field->size(0) != 1) *field = field->index_select(0, index);
+  return out;
+}
+
+at::Tensor section_relation_ids(const Relation& relation, const at::Tensor& path_len,
+                                const at::Tensor& lvl_diff, const at::Tensor& section_depth) {
+  const at::Tensor path = path_len.to(torch::kCPU, torch::kInt32).contiguous();
+  const at::Tensor level = lvl_diff.to(torch::kCPU, torch::kInt32).contiguous();
+  const at::Tensor depth = section_depth.defined()
+                               ? section_depth.to(torch::kCPU, torch::kInt32).contiguous()
+                               : at::Tensor();
+  const std::int64_t items = path.size(0), sections = path.size(1);
+  at::Tensor ids = torch::empty({items, sections, sections}, torch::kInt32);
+  const std::int32_t* p = path.data_ptr<std::int32_t>();
+  const std::int32_t* l = level.data_ptr<std::int32_t>();
+  const std::int32_t* d = depth.defined() ? depth.data_ptr<std::int32_t>() : nullptr;
+  std::int32_t* out = ids.data_ptr<std::int32_t>();
+  for (std::int64_t b = 0; b < items; ++b)
+    for (std::int64_t x = 0; x < sections; ++x)
+      for (std::int64_t y = 0; y < sections; ++y) {
+        const std::int64_t at = (b * sections + x) * sections + y;
+        const SectionPair pair{p[at], l[at], d != nullptr ? d[b * sections + x] : 0, y - x};
+        out[at] = tree_relation_id(relation, pair);
+      }
+  return ids;
+}
+
 }  // namespace strata::attn

@@ -195,6 +195,11 @@ void validate(const LayerSpec& spec);
 // error naming the key and the closest known one.
 LayerSpec layer_spec_from_json(const nlohmann::json& json);
 nlohmann::json to_json(const LayerSpec& spec);
+// A spec list: one LayerSpec object, or an array of them (errors name the layer).
+std::vector<LayerSpec> layer_specs_from_json(const nlohmann::json& json);
+// The "bias" object alone; `where` prefixes key names in errors ("bias.").
+Relation relation_from_json(const nlohmann::json& json, const std::string& where = "");
+nlohmann::json to_json(const Relation& relation);
 std::string to_string(const LayerSpec& spec);  // one line per head, for printouts
 
 }  // namespace strata::attn

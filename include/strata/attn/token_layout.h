@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "strata/attn/spec.h"
 #include "strata/doc/layout.h"
 
 namespace strata::attn {
@@ -28,5 +29,15 @@ struct TokenLayout {
 // item); packed sequences set `document` themselves. path_len/lvl_diff/section_depth are padded
 // with 0 to the batch's most sections. strata::Error when an item is longer than `length`.
 TokenLayout batch_layouts(const std::vector<const Layout*>& layouts, std::int64_t length = 0);
+
+// The rows `index` (int64 [N]) of every defined field: batch items reordered or repeated, as
+// beam search does with the encoder's output. Fields shared by the batch (size 1) stay.
+TokenLayout select_items(const TokenLayout& layout, const at::Tensor& index);
+
+// A tree relation's bias-table id (spec.h: tree_relation_id) for every pair of sections:
+// [B, S, S] int32 from path_len and lvl_diff [B, S, S] and, for HibridsSelected,
+// section_depth [B, S] (may be undefined otherwise). Shapes are the caller's to check.
+at::Tensor section_relation_ids(const Relation& relation, const at::Tensor& path_len,
+                                const at::Tensor& lvl_diff, const at::Tensor& section_depth);
 
 }  // namespace strata::attn
