@@ -26,7 +26,7 @@ void register_all(CLI::App& app) {
   lm->require_subcommand(1);
   register_lm_train(*lm);
   register_lm_eval(*lm);
-  CLI::App* eval = app.add_subcommand("eval", "Score outputs (ROUGE, BLEU, copy rate) and models (summarize)");
+  CLI::App* eval = app.add_subcommand("eval", "Score outputs (ROUGE, BLEU, copy rate, hierarchy F1) and models (summarize)");
   eval->require_subcommand(1);
   register_eval_rouge(*eval);
   register_eval_bleu(*eval);
