@@ -31,6 +31,7 @@ at::Tensor Seq2SeqStepper::step(const at::Tensor& tokens) {
 void Seq2SeqStepper::reorder(const at::Tensor& index) {
   if (encoded_.hidden.defined()) encoded_.hidden = encoded_.hidden.index_select(0, index);
   if (encoded_.padding.defined()) encoded_.padding = encoded_.padding.index_select(0, index);
+  if (encoded_.layout) encoded_.layout = attn::select_items(*encoded_.layout, index);
   if (history_.defined()) history_ = history_.index_select(0, index);
   cache_.reorder(index);
   rows_ = index.size(0);

@@ -70,8 +70,10 @@ std::vector<std::string> summarize(models::Seq2Seq& model, const Tokenizer& toke
   std::vector<std::string> summaries(examples.size());
   for (const std::vector<std::size_t>& rows : plan) {
     const models::Seq2SeqBatch batch = models::collate_seq2seq(examples, rows, config.pad_id,
-                                                               config.decoder_start_id, /*with_targets=*/false);
-    Seq2SeqStepper stepper(model, model->encode(batch.source, batch.source_padding), options.use_cache);
+                                                               config.decoder_start_id, /*with_targets=*/false,
+                                                               model->uses_layout());
+    Seq2SeqStepper stepper(model, model->encode(batch.source, batch.source_padding, &batch.source_layout),
+                           options.use_cache);
     const Sequences sequences = generate(stepper, generation);
     for (std::size_t i = 0; i < rows.size(); ++i)
       summaries[rows[i]] = detokenize(tokenizer, sequences[i], config);

@@ -23,7 +23,8 @@ at::Tensor pad_rows(std::size_t rows, std::size_t width, std::int64_t fill, Get&
 }  // namespace
 
 Seq2SeqBatch collate_seq2seq(std::span<const Seq2SeqExample> examples, std::span<const std::size_t> rows,
-                             std::int64_t pad_id, std::int64_t decoder_start_id, bool with_targets) {
+                             std::int64_t pad_id, std::int64_t decoder_start_id, bool with_targets,
+                             bool with_layout) {
   std::size_t source_width = 1, target_width = 1;
   Seq2SeqBatch batch;
   for (const std::size_t r : rows) {
@@ -39,6 +40,11 @@ Seq2SeqBatch collate_seq2seq(std::span<const Seq2SeqExample> examples, std::span
   batch.source_padding = torch::zeros_like(batch.source, torch::kBool);
   for (std::size_t i = 0; i < rows.size(); ++i)
     batch.source_padding[static_cast<std::int64_t>(i)].narrow(0, 0, examples[rows[i]].source.size()).fill_(true);
+  if (with_layout) {
+    std::vector<const Layout*> layouts;
+    for (const std::size_t r : rows) layouts.push_back(&examples[r].source);
+    batch.source_layout = attn::batch_layouts(layouts, batch.source.size(1));
+  }
   if (!with_targets) return batch;
   batch.labels = pad_rows(rows.size(), target_width, kIgnoreLabel, [&](std::size_t i) {
     const auto& tokens = examples[rows[i]].target;

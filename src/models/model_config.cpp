@@ -1,5 +1,7 @@
 #include "strata/models/model_config.h"
 
+#include <fstream>
+#include <sstream>
 #include <type_traits>
 
 #include "strata/core/config.h"
@@ -52,7 +54,57 @@ EncoderHead parse_head(const std::string& name, const std::string& where) {
   throw Error(where + ": unknown head '" + name + "' (known: token, marker, sequence)");
 }
 
+// The structured-attention fields: config key, member, and help.
+template <class C, class F>
+void visit_specs(C& c, F&& f) {
+  f("encoder_attention", c.encoder_attention, "encoder self-attention");
+  f("decoder_attention", c.decoder_attention, "decoder self-attention");
+  f("cross_attention", c.cross_attention, "decoder cross-attention");
+}
+
+// A run config's spec value: "" (plain), inline JSON, or the path of a JSON file.
+nlohmann::json spec_json(const std::string& value, const std::string& key) {
+  std::string text = value;
+  const std::size_t first = value.find_first_not_of(" \t\n");
+  if (first == std::string::npos) return nullptr;
+  if (value[first] != '{' && value[first] != '[') {
+    std::ifstream in(value);
+    if (!in) throw Error(key + ": '" + value + "' is neither inline JSON nor a readable file");
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    text = buffer.str();
+  }
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(key + ": malformed JSON: " + e.what());
+  }
+}
+
+std::vector<attn::LayerSpec> specs_from(const nlohmann::json& json, const std::string& key) {
+  if (json.is_null()) return {};
+  try {
+    return attn::layer_specs_from_json(json);
+  } catch (const Error& e) {
+    throw Error(key + ": " + e.what());
+  }
+}
+
+attn::Relation relation_from(const nlohmann::json& json, const std::string& key) {
+  if (json.is_null()) return {};
+  try {
+    return attn::relation_from_json(json);
+  } catch (const Error& e) {
+    throw Error(key + ": " + e.what());
+  }
+}
+
 }  // namespace
+
+attn::LayerSpec ModelConfig::spec_of(const std::vector<attn::LayerSpec>& specs, std::int64_t layer) {
+  if (specs.empty()) return {};
+  return specs.size() == 1 ? specs[0] : specs.at(static_cast<std::size_t>(layer));
+}
 
 std::string architecture_name(Architecture architecture) {
   switch (architecture) {
@@ -88,6 +140,31 @@ void ModelConfig::check() const {
   for (const auto& [field, p] : {std::pair{"dropout", dropout}, {"attention_dropout", attention_dropout},
                                  {"activation_dropout", activation_dropout}})
     if (p < 0 || p >= 1) throw Error(std::string("model.") + field + ": must be in [0, 1), got " + std::to_string(p));
+  auto layers_of = [&](const std::vector<attn::LayerSpec>& specs, const char* field, std::int64_t layers) {
+    if (specs.size() > 1 && static_cast<std::int64_t>(specs.size()) != layers)
+      throw Error(std::string("model.") + field + ": " + std::to_string(specs.size()) +
+                  " layer specs for " + std::to_string(layers) + " layers (give one spec for every layer, or one per layer)");
+  };
+  layers_of(encoder_attention, "encoder_attention", encoder_layers);
+  layers_of(decoder_attention, "decoder_attention", decoder_layers);
+  layers_of(cross_attention, "cross_attention", decoder_layers);
+  for (std::int64_t i = 0; i < decoder_layers; ++i)
+    if (attn::is_tree_relation(spec_of(cross_attention, i).bias.kind))
+      throw Error("model.cross_attention: a tree relation needs the query's section, which summary tokens "
+                  "do not have; HIBRIDS on the decoder is model.decoder_hibrids");
+  if (decoder_hibrids.kind != attn::RelationKind::None) {
+    if (!attn::is_tree_relation(decoder_hibrids.kind))
+      throw Error("model.decoder_hibrids: needs a tree relation (hibrids or hibrids_selected), got " +
+                  std::string(attn::relation_name(decoder_hibrids.kind)));
+    if (architecture != Architecture::Seq2Seq || decoder_layers < 2)
+      throw Error("model.decoder_hibrids: needs a seq2seq model with at least 2 decoder layers");
+    if (!spec_of(cross_attention, decoder_layers - 2).is_plain())
+      throw Error("model.decoder_hibrids: the second-last decoder layer's cross-attention must be plain "
+                  "(its weights are the alignment HIBRIDS-DEC reads)");
+    attn::LayerSpec probe;
+    probe.bias = decoder_hibrids;
+    attn::validate(probe);
+  }
   for (const auto& [field, id] : {std::pair{"pad_id", pad_id}, {"bos_id", bos_id}, {"eos_id", eos_id},
                                   {"decoder_start_id", decoder_start_id}})
     if (id < 0 || id >= vocab_size)
@@ -100,6 +177,13 @@ nlohmann::json ModelConfig::to_json() const {
   json["architecture"] = architecture_name(architecture);
   json["head"] = encoder_head_name(head);
   visit_fields(*this, [&](const char* name, const auto& value, Origin, const char*) { json[name] = value; });
+  visit_specs(*this, [&](const char* name, const std::vector<attn::LayerSpec>& specs, const char*) {
+    if (specs.empty()) return;
+    nlohmann::json list = nlohmann::json::array();
+    for (const attn::LayerSpec& spec : specs) list.push_back(attn::to_json(spec));
+    json[name] = list;
+  });
+  if (decoder_hibrids.kind != attn::RelationKind::None) json["decoder_hibrids"] = attn::to_json(decoder_hibrids);
   return json;
 }
 
@@ -116,6 +200,12 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string
     visit_fields(config, [&](const char* name, auto& value, Origin, const char*) {
       value = field(name).get<std::remove_reference_t<decltype(value)>>();
     });
+    // Optional: configs written before structured attention have none.
+    visit_specs(config, [&](const char* name, std::vector<attn::LayerSpec>& specs, const char*) {
+      if (json.contains(name)) specs = specs_from(json.at(name), source + ": " + name);
+    });
+    if (json.contains("decoder_hibrids"))
+      config.decoder_hibrids = relation_from(json.at("decoder_hibrids"), source + ": decoder_hibrids");
   } catch (const nlohmann::json::exception& e) {
     throw Error(source + ": model config: " + e.what());
   }
@@ -132,6 +222,14 @@ void ModelConfig::declare(ConfigSchema& schema) {
     if (origin != Origin::User) return;
     schema.add(std::string("model.") + name, value, help);
   });
+  visit_specs(defaults, [&](const char* name, const auto&, const char* what) {
+    schema.add(std::string("model.") + name, std::string(),
+               std::string("structured ") + what + " (docs/attention.md): \"\" for plain, a JSON spec " +
+                   "(one for every layer, or an array with one per layer), or the path of a JSON file");
+  });
+  schema.add("model.decoder_hibrids", std::string(),
+             "HIBRIDS-DEC (seed 001 Eq. 3): \"\" for off, or a relation as JSON, e.g. "
+             "{\"kind\": \"hibrids\", \"max_path\": 4, \"max_level\": 2}");
 }
 
 ModelConfig ModelConfig::from_config(const Config& run) {
@@ -141,6 +239,13 @@ ModelConfig ModelConfig::from_config(const Config& run) {
   visit_fields(config, [&](const char* name, auto& value, Origin origin, const char*) {
     if (origin == Origin::User) value = run.get<std::decay_t<decltype(value)>>(std::string("model.") + name);
   });
+  visit_specs(config, [&](const char* name, std::vector<attn::LayerSpec>& specs, const char*) {
+    const std::string key = std::string("model.") + name;
+    specs = specs_from(spec_json(run.get<std::string>(key), key), key);
+  });
+  config.decoder_hibrids =
+      relation_from(spec_json(run.get<std::string>("model.decoder_hibrids"), "model.decoder_hibrids"),
+                    "model.decoder_hibrids");
   return config;
 }
 

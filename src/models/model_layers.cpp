@@ -13,9 +13,26 @@ void check_architecture(const ModelConfig& config, Architecture architecture) {
                 architecture_name(config.architecture) + "'");
 }
 
-nn::StackOptions stack_options(const ModelConfig& config, std::int64_t layers) {
+namespace {
+std::vector<attn::LayerSpec> per_layer(const std::vector<attn::LayerSpec>& specs, std::int64_t layers) {
+  std::vector<attn::LayerSpec> out;
+  if (!specs.empty())
+    for (std::int64_t i = 0; i < layers; ++i) out.push_back(ModelConfig::spec_of(specs, i));
+  return out;
+}
+}  // namespace
+
+nn::StackOptions stack_options(const ModelConfig& config, Stack stack) {
   nn::StackOptions options;
+  const std::int64_t layers = stack == Stack::Encoder ? config.encoder_layers : config.decoder_layers;
   options.layers = layers;
+  if (stack == Stack::Encoder) {
+    options.self_specs = per_layer(config.encoder_attention, layers);
+  } else {
+    options.self_specs = per_layer(config.decoder_attention, layers);
+    options.cross_specs = per_layer(config.cross_attention, layers);
+    options.hibrids = config.decoder_hibrids;
+  }
   options.max_positions = config.max_positions;
   options.layer.attention.d_model = config.d_model;
   options.layer.attention.heads = config.heads;

@@ -19,6 +19,9 @@ MultiHeadAttentionImpl::MultiHeadAttentionImpl(const AttentionOptions& options)
   k_proj = register_module("k_proj", torch::nn::Linear(linear));
   v_proj = register_module("v_proj", torch::nn::Linear(linear));
   out_proj = register_module("out_proj", torch::nn::Linear(linear));
+  attn::validate(options.spec);
+  if (const std::int64_t relations = attn::relation_count(options.spec.bias); relations > 0)
+    relation_bias = register_parameter("relation_bias", torch::zeros({options.heads, relations}));
 }
 
 at::Tensor MultiHeadAttentionImpl::split_heads(const at::Tensor& x) const {
@@ -26,7 +29,11 @@ at::Tensor MultiHeadAttentionImpl::split_heads(const at::Tensor& x) const {
 }
 
 at::Tensor MultiHeadAttentionImpl::self_attention(const at::Tensor& x, const at::Tensor& key_padding,
-                                                  bool causal, LayerKvCache* cache) {
+                                                  bool causal, LayerKvCache* cache,
+                                                  const AttentionExtras& extras) {
+  if (cache && extras.layout)
+    throw Error("attention: a structured self-attention spec that reads the layout cannot run "
+                "with a key/value cache yet");
   at::Tensor k = split_heads(k_proj(x));
   at::Tensor v = split_heads(v_proj(x));
   std::int64_t query_offset = 0;
@@ -41,12 +48,13 @@ at::Tensor MultiHeadAttentionImpl::self_attention(const at::Tensor& x, const at:
   }
   if (cache && key_padding.defined())
     throw Error("attention: key padding with a key/value cache is not supported");
-  return attend(x, k, v, key_padding, causal, query_offset);
+  return attend(x, k, v, key_padding, causal, query_offset, extras.layout, extras);
 }
 
 at::Tensor MultiHeadAttentionImpl::cross_attention(const at::Tensor& x, const at::Tensor& memory,
                                                    const at::Tensor& memory_padding,
-                                                   LayerKvCache* cache) {
+                                                   LayerKvCache* cache,
+                                                   const AttentionExtras& extras) {
   at::Tensor k, v;
   if (cache && cache->cross_k.defined()) {
     k = cache->cross_k;
@@ -61,12 +69,14 @@ at::Tensor MultiHeadAttentionImpl::cross_attention(const at::Tensor& x, const at
       cache->cross_v = v;
     }
   }
-  return attend(x, k, v, memory_padding, /*causal=*/false, 0);
+  return attend(x, k, v, memory_padding, /*causal=*/false, 0, nullptr, extras);
 }
 
 at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at::Tensor v,
                                           const at::Tensor& key_padding, bool causal,
-                                          std::int64_t query_offset) {
+                                          std::int64_t query_offset,
+                                          const attn::TokenLayout* query_layout,
+                                          const AttentionExtras& extras) {
   attn::AttentionCall call;
   call.q = split_heads(q_proj(x));
   if (prefix_) {
@@ -89,8 +99,36 @@ at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at:
     std::lock_guard<std::mutex> lock(generator.mutex());
     call.seed = generator.get<at::CPUGeneratorImpl>()->random64();
   }
-  const at::Tensor heads = attn::attend(call, options_.kernel);  // [B, H, Lq, Dh]
+  // The call's spec: the layer's, with the dense bias switched on when one is given.
+  attn::LayerSpec spec = options_.spec;
+  spec.dense_bias = extras.bias.defined();
+  if (!spec.is_plain()) {
+    call.spec = &spec;
+    call.query_layout = query_layout;
+    call.key_layout = extras.layout;
+    call.bias_table = relation_bias;
+    call.dense_bias = extras.bias;
+  }
+  const at::Tensor heads = extras.weights ? attend_dense(call, extras.weights)
+                                          : attn::attend(call, options_.kernel);  // [B, H, Lq, Dh]
   return out_proj(heads.transpose(1, 2).reshape({x.size(0), x.size(1), options_.d_model}));
+}
+
+at::Tensor MultiHeadAttentionImpl::attend_dense(const attn::AttentionCall& call, at::Tensor* weights) {
+  if (!options_.spec.is_plain() || call.causal)
+    throw Error("attention: weights are only kept for plain, non-causal attention");
+  at::Tensor scores = torch::matmul(call.q, call.k.transpose(-2, -1)) / std::sqrt(static_cast<double>(call.q.size(-1)));
+  if (call.dense_bias.defined()) scores = scores + call.dense_bias;
+  if (call.key_padding.defined()) {
+    // [B, P + Lk]: prefix slots are never padding.
+    at::Tensor real = call.key_padding.to(torch::kBool);
+    if (call.prefix_len > 0)
+      real = torch::cat({torch::ones({real.size(0), call.prefix_len}, real.options()), real}, 1);
+    scores = scores.masked_fill(real.logical_not().unsqueeze(1).unsqueeze(2), -INFINITY);
+  }
+  const at::Tensor probabilities = torch::softmax(scores, -1);
+  *weights = probabilities.narrow(-1, call.prefix_len, probabilities.size(-1) - call.prefix_len);
+  return torch::matmul(torch::dropout(probabilities, call.dropout, call.training), call.v);
 }
 
 }  // namespace strata::nn

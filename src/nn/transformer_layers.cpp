@@ -45,10 +45,11 @@ EncoderLayerImpl::EncoderLayerImpl(const LayerOptions& options) : options_(optio
   final_layer_norm = register_module("final_layer_norm", layer_norm(d));
 }
 
-at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& padding) {
+at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& padding,
+                                     const attn::TokenLayout* layout) {
   const bool training = is_training();
   at::Tensor h = residual(x, self_attn_layer_norm, options_, training, [&](const at::Tensor& in) {
-    return self_attn->self_attention(in, padding, /*causal=*/false);
+    return self_attn->self_attention(in, padding, /*causal=*/false, nullptr, {.layout = layout});
   });
   return residual(h, final_layer_norm, options_, training, [&](const at::Tensor& in) {
     return feed_forward(in, fc1, fc2, options_, training);
@@ -62,7 +63,9 @@ DecoderLayerImpl::DecoderLayerImpl(const LayerOptions& options, bool cross_atten
   self_attn = register_module("self_attn", MultiHeadAttention(options.attention));
   self_attn_layer_norm = register_module("self_attn_layer_norm", layer_norm(d));
   if (cross_attention) {
-    encoder_attn = register_module("encoder_attn", MultiHeadAttention(options.attention));
+    AttentionOptions cross = options.attention;
+    cross.spec = options.cross_spec;
+    encoder_attn = register_module("encoder_attn", MultiHeadAttention(cross));
     encoder_attn_layer_norm = register_module("encoder_attn_layer_norm", layer_norm(d));
   }
   fc1 = register_module("fc1", torch::nn::Linear(d, options.d_ff));
@@ -72,14 +75,14 @@ DecoderLayerImpl::DecoderLayerImpl(const LayerOptions& options, bool cross_atten
 
 at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& padding,
                                      const at::Tensor& memory, const at::Tensor& memory_padding,
-                                     LayerKvCache* cache) {
+                                     LayerKvCache* cache, const AttentionExtras& cross) {
   const bool training = is_training();
   at::Tensor h = residual(x, self_attn_layer_norm, options_, training, [&](const at::Tensor& in) {
     return self_attn->self_attention(in, padding, /*causal=*/true, cache);
   });
   if (encoder_attn) {
     h = residual(h, encoder_attn_layer_norm, options_, training, [&](const at::Tensor& in) {
-      return encoder_attn->cross_attention(in, memory, memory_padding, cache);
+      return encoder_attn->cross_attention(in, memory, memory_padding, cache, cross);
     });
   }
   return residual(h, final_layer_norm, options_, training, [&](const at::Tensor& in) {

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "strata/core/error.h"
+#include "strata/nn/hibrids_decoder_bias.h"
 
 namespace strata::nn {
 
@@ -41,16 +42,24 @@ void register_common(Stack& stack, const StackOptions& options, torch::nn::Embed
 
 }  // namespace
 
+LayerOptions StackOptions::layer_options(std::int64_t i) const {
+  LayerOptions options = layer;
+  if (!self_specs.empty()) options.attention.spec = self_specs.at(static_cast<std::size_t>(i));
+  if (!cross_specs.empty()) options.cross_spec = cross_specs.at(static_cast<std::size_t>(i));
+  return options;
+}
+
 TransformerEncoderImpl::TransformerEncoderImpl(const StackOptions& options,
                                                torch::nn::Embedding tokens)
     : options_(options) {
   register_common(*this, options, std::move(tokens));
-  for (std::int64_t i = 0; i < options.layers; ++i) layers->push_back(EncoderLayer(options.layer));
+  for (std::int64_t i = 0; i < options.layers; ++i) layers->push_back(EncoderLayer(options.layer_options(i)));
 }
 
-at::Tensor TransformerEncoderImpl::forward(const at::Tensor& ids, const at::Tensor& padding) {
+at::Tensor TransformerEncoderImpl::forward(const at::Tensor& ids, const at::Tensor& padding,
+                                           const attn::TokenLayout* layout) {
   at::Tensor x = embed(ids, 0, embed_tokens, embed_positions, layernorm_embedding, options_, is_training());
-  for (const auto& layer : *layers) x = layer->as<EncoderLayer>()->forward(x, padding);
+  for (const auto& layer : *layers) x = layer->as<EncoderLayer>()->forward(x, padding, layout);
   return layer_norm ? layer_norm(x) : x;
 }
 
@@ -59,19 +68,35 @@ TransformerDecoderImpl::TransformerDecoderImpl(const StackOptions& options,
     : options_(options) {
   register_common(*this, options, std::move(tokens));
   for (std::int64_t i = 0; i < options.layers; ++i)
-    layers->push_back(DecoderLayer(options.layer, cross_attention));
+    layers->push_back(DecoderLayer(options.layer_options(i), cross_attention));
+  if (options.hibrids.kind != attn::RelationKind::None) {
+    if (!cross_attention || options.layers < 2)
+      throw Error("HIBRIDS-DEC needs cross-attention and at least 2 decoder layers");
+    hibrids_bias = register_parameter(
+        "hibrids_bias", torch::zeros({options.layer.attention.heads, attn::relation_count(options.hibrids)}));
+  }
 }
 
 at::Tensor TransformerDecoderImpl::forward(const at::Tensor& ids, const at::Tensor& padding,
                                            const at::Tensor& memory,
-                                           const at::Tensor& memory_padding, KvCache* cache) {
+                                           const at::Tensor& memory_padding, KvCache* cache,
+                                           const attn::TokenLayout* memory_layout) {
   if (cache && cache->layers.size() != layers->size())
     cache->layers.resize(layers->size());
   const std::int64_t offset = cache ? cache->length : 0;
   at::Tensor x = embed(ids, offset, embed_tokens, embed_positions, layernorm_embedding, options_, is_training());
-  for (std::size_t i = 0; i < layers->size(); ++i)
+  const auto count = static_cast<std::int64_t>(layers->size());
+  at::Tensor alignment;  // HIBRIDS-DEC: the second-last layer's cross-attention weights
+  for (std::int64_t i = 0; i < count; ++i) {
+    AttentionExtras cross{.layout = memory_layout};
+    if (hibrids_bias.defined() && i == count - 2) cross.weights = &alignment;
+    if (hibrids_bias.defined() && i == count - 1) {
+      if (memory_layout == nullptr) throw Error("HIBRIDS-DEC needs the source layout");
+      cross.bias = hibrids_decoder_bias(alignment, *memory_layout, hibrids_bias, options_.hibrids);
+    }
     x = layers[i]->as<DecoderLayer>()->forward(x, padding, memory, memory_padding,
-                                               cache ? &cache->layers[i] : nullptr);
+                                               cache ? &cache->layers[i] : nullptr, cross);
+  }
   if (cache) cache->length += ids.size(1);
   return layer_norm ? layer_norm(x) : x;
 }

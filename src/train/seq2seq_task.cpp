@@ -25,8 +25,10 @@ const std::vector<std::size_t>& Seq2SeqTask::costs(Split split) const {
 BatchLoss Seq2SeqTask::loss(Split split, std::span<const std::size_t> rows, double label_smoothing) {
   const auto& config = model_->config();
   const models::Seq2SeqBatch batch = models::collate_seq2seq(split == Split::Train ? train_ : valid_, rows,
-                                                             config.pad_id, config.decoder_start_id);
-  const at::Tensor logits = model_->forward(batch.source, batch.source_padding, batch.decoder_inputs);
+                                                             config.pad_id, config.decoder_start_id,
+                                                             /*with_targets=*/true, model_->uses_layout());
+  const at::Tensor logits =
+      model_->forward(batch.source, batch.source_padding, batch.decoder_inputs, &batch.source_layout);
   return {token_loss_sum(logits, batch.labels, label_smoothing), batch.target_tokens,
           batch.source_tokens + batch.target_tokens};
 }

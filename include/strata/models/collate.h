@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "strata/attn/token_layout.h"
 #include "strata/data/seq2seq_examples.h"
 
 namespace strata::models {
@@ -19,13 +20,16 @@ struct Seq2SeqBatch {
   at::Tensor source_padding;  // [B, Ls] bool, true = real token
   at::Tensor decoder_inputs;  // [B, T]: decoder_start_id, then the target shifted right
   at::Tensor labels;          // [B, T]: the target, kIgnoreLabel after its end
+  attn::TokenLayout source_layout;  // [B, Ls] ids and section trees, when asked for
   std::int64_t source_tokens = 0;
   std::int64_t target_tokens = 0;
 };
 
-// Rows `rows` of `examples`. Without targets (decoding), decoder_inputs and labels stay undefined.
+// Rows `rows` of `examples`. Without targets (decoding), decoder_inputs and labels stay
+// undefined; with_layout fills source_layout (for models whose attention reads it).
 Seq2SeqBatch collate_seq2seq(std::span<const Seq2SeqExample> examples, std::span<const std::size_t> rows,
-                             std::int64_t pad_id, std::int64_t decoder_start_id, bool with_targets = true);
+                             std::int64_t pad_id, std::int64_t decoder_start_id, bool with_targets = true,
+                             bool with_layout = false);
 
 struct LmBatch {
   at::Tensor inputs;  // [B, T] int64: chunk[:-1], padded with pad_id

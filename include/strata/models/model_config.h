@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "strata/attn/spec.h"
+
 namespace strata {
 class Config;
 class ConfigSchema;
@@ -51,6 +53,20 @@ struct ModelConfig {
   EncoderHead head = EncoderHead::Sequence;
   std::int64_t num_labels = 2;        // encoder head
   std::int64_t marker_id = 4;         // encoder marker head: the marker token ([SEP])
+
+  // Structured attention (attn/spec.h), each empty for plain attention, one spec for every
+  // layer, or one per layer. In the run config each is a JSON string (a spec object or an
+  // array of them) or the path of a JSON file; config.json holds the specs themselves.
+  std::vector<attn::LayerSpec> encoder_attention;  // encoder self-attention
+  std::vector<attn::LayerSpec> decoder_attention;  // decoder self-attention
+  std::vector<attn::LayerSpec> cross_attention;    // decoder cross-attention
+  // HIBRIDS-DEC (seed 001 Eq. 3): a tree relation whose learned table biases the last decoder
+  // layer's cross-attention, weighted by the second-last layer's cross-attention. Kind None
+  // = off.
+  attn::Relation decoder_hibrids;
+
+  // The spec of `layer` among `count` from a list above (plain when the list is empty).
+  static attn::LayerSpec spec_of(const std::vector<attn::LayerSpec>& specs, std::int64_t layer);
 
   std::int64_t head_dim() const { return d_model / heads; }
 

@@ -11,7 +11,10 @@ namespace strata::models {
 // config.check(), then strata::Error unless the config is of `architecture`.
 void check_architecture(const ModelConfig& config, Architecture architecture);
 
-nn::StackOptions stack_options(const ModelConfig& config, std::int64_t layers);
+enum class Stack { Encoder, Decoder };
+
+// The options of the model's encoder or decoder stack, with its layers' attention specs.
+nn::StackOptions stack_options(const ModelConfig& config, Stack stack);
 
 // BART's initialisation: N(0, 0.02) for linear and embedding weights, zero biases, zero
 // padding embedding; LayerNorm at (1, 0).

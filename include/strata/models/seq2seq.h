@@ -7,6 +7,9 @@
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
 
+#include <optional>
+
+#include "strata/attn/token_layout.h"
 #include "strata/models/model_config.h"
 #include "strata/nn/kv_cache.h"
 #include "strata/nn/transformer_stack.h"
@@ -16,6 +19,7 @@ namespace strata::models {
 struct EncoderOutput {
   at::Tensor hidden;   // [B, Ls, d]
   at::Tensor padding;  // [B, Ls] bool, true = real token
+  std::optional<attn::TokenLayout> layout{};  // the source's layout, when the model reads it
 };
 
 class Seq2SeqImpl : public torch::nn::Module {
@@ -23,13 +27,20 @@ class Seq2SeqImpl : public torch::nn::Module {
   explicit Seq2SeqImpl(const ModelConfig& config);
 
   // source: [B, Ls] int64; padding: [B, Ls] bool (true = real), or undefined for none.
-  EncoderOutput encode(const at::Tensor& source, const at::Tensor& padding);
+  // layout: the source's structure [B, Ls]; required when the model's attention reads it
+  // (uses_layout()), ignored otherwise.
+  EncoderOutput encode(const at::Tensor& source, const at::Tensor& padding,
+                       const attn::TokenLayout* layout = nullptr);
   // Decoder hidden states [B, T, d] for decoder inputs [B, T]. With a cache, `inputs` are
   // the new positions only and the cache is advanced.
   at::Tensor decode(const at::Tensor& inputs, const EncoderOutput& encoded, nn::KvCache* cache = nullptr);
   at::Tensor logits(const at::Tensor& hidden);  // [.., d] -> [.., V]
   // Teacher-forced logits [B, T, V].
-  at::Tensor forward(const at::Tensor& source, const at::Tensor& padding, const at::Tensor& decoder_inputs);
+  at::Tensor forward(const at::Tensor& source, const at::Tensor& padding, const at::Tensor& decoder_inputs,
+                     const attn::TokenLayout* layout = nullptr);
+  // Whether encode() needs the source layout: a structured encoder or cross-attention spec,
+  // or HIBRIDS-DEC.
+  bool uses_layout() const;
 
   nn::KvCache new_cache() const { return nn::KvCache(config_.decoder_layers); }
   const ModelConfig& config() const { return config_; }

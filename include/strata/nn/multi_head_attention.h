@@ -1,7 +1,9 @@
 #pragma once
 // Multi-head attention with separate query/key/value/output projections (HF BART's names,
 // so pretrained weights load by name). The scaled dot product itself goes to the attention
-// engine (attn::attend) with the kernel the model's config names.
+// engine (attn::attend) with the kernel the model's config names and the layer's spec; a
+// spec with a relation gives the module a learned table `relation_bias` [H, relation_count],
+// initialised at zero (HIBRIDS, TOKBIAS, SECBIAS).
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
 
@@ -24,6 +26,17 @@ struct AttentionOptions {
   std::int64_t heads = 4;
   double dropout = 0.0;  // on attention probabilities
   attn::Kernel kernel = attn::Kernel::Fused;
+  attn::LayerSpec spec;  // plain by default
+};
+
+// What a call reads besides hidden states, all optional: the keys' layout (self-attention:
+// the tokens of x; cross-attention: the memory's), a dense bias [B or 1, H or 1, Lq, Lk]
+// added to the scores, and where to put the attention weights [B, H, Lq, Lk] over the keys
+// proper (computed densely, for a plain spec only; HIBRIDS-DEC reads them).
+struct AttentionExtras {
+  const attn::TokenLayout* layout = nullptr;
+  at::Tensor bias{};
+  at::Tensor* weights = nullptr;
 };
 
 class MultiHeadAttentionImpl : public torch::nn::Module {
@@ -32,22 +45,31 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
 
   // x: [B, L, d]. key_padding: [B, L] bool (true = real) or undefined. With a cache, this
   // call's keys and values are appended to the cached ones and queries attend to all.
+  // Structured specs that read the layout work without a cache only (queries and keys are
+  // then the same tokens).
   at::Tensor self_attention(const at::Tensor& x, const at::Tensor& key_padding, bool causal,
-                            LayerKvCache* cache = nullptr);
+                            LayerKvCache* cache = nullptr, const AttentionExtras& extras = {});
   // x: [B, Lq, d] attends to memory [B, Lm, d]. With a cache, the memory's keys and values
   // are computed on the first call and reused after.
   at::Tensor cross_attention(const at::Tensor& x, const at::Tensor& memory,
-                             const at::Tensor& memory_padding, LayerKvCache* cache = nullptr);
+                             const at::Tensor& memory_padding, LayerKvCache* cache = nullptr,
+                             const AttentionExtras& extras = {});
 
   void set_prefix(PrefixKv prefix) { prefix_ = std::move(prefix); }
   void clear_prefix() { prefix_.reset(); }
 
+  const attn::LayerSpec& spec() const { return options_.spec; }
+
   torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
+  at::Tensor relation_bias;  // [H, relation_count(spec.bias)], undefined without a relation
 
  private:
   at::Tensor split_heads(const at::Tensor& x) const;  // [B, L, d] -> [B, H, L, Dh]
   at::Tensor attend(const at::Tensor& x, at::Tensor k, at::Tensor v, const at::Tensor& key_padding,
-                    bool causal, std::int64_t query_offset);
+                    bool causal, std::int64_t query_offset, const attn::TokenLayout* query_layout,
+                    const AttentionExtras& extras);
+  // softmax(q kᵀ / √Dh) @ v with its weights kept: the path for extras.weights.
+  at::Tensor attend_dense(const attn::AttentionCall& call, at::Tensor* weights);
 
   AttentionOptions options_;
   std::optional<PrefixKv> prefix_;

@@ -18,7 +18,8 @@ namespace strata::nn {
 torch::nn::LayerNorm layer_norm(std::int64_t d);
 
 struct LayerOptions {
-  AttentionOptions attention;
+  AttentionOptions attention;   // self-attention (its spec too)
+  attn::LayerSpec cross_spec;   // decoder cross-attention's spec (the rest as `attention`)
   std::int64_t d_ff = 1024;
   double dropout = 0.1;             // on each residual branch
   double activation_dropout = 0.0;  // after the activation
@@ -33,7 +34,9 @@ at::Tensor feed_forward(const at::Tensor& x, torch::nn::Linear& fc1, torch::nn::
 class EncoderLayerImpl : public torch::nn::Module {
  public:
   explicit EncoderLayerImpl(const LayerOptions& options);
-  at::Tensor forward(const at::Tensor& x, const at::Tensor& padding);
+  // layout: the tokens' layout, for a structured self-attention spec (may be null otherwise).
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& padding,
+                     const attn::TokenLayout* layout = nullptr);
 
   MultiHeadAttention self_attn{nullptr};
   torch::nn::LayerNorm self_attn_layer_norm{nullptr}, final_layer_norm{nullptr};
@@ -50,9 +53,11 @@ class DecoderLayerImpl : public torch::nn::Module {
  public:
   DecoderLayerImpl(const LayerOptions& options, bool cross_attention);
   // memory / memory_padding: the encoder output and its padding (undefined without
-  // cross-attention). padding: [B, L] for the decoder's own keys, or undefined.
+  // cross-attention). padding: [B, L] for the decoder's own keys, or undefined. cross: the
+  // memory's layout, a bias for the cross-attention scores, or a request for its weights.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& padding, const at::Tensor& memory,
-                     const at::Tensor& memory_padding, LayerKvCache* cache);
+                     const at::Tensor& memory_padding, LayerKvCache* cache,
+                     const AttentionExtras& cross = {});
 
   MultiHeadAttention self_attn{nullptr}, encoder_attn{nullptr};
   torch::nn::LayerNorm self_attn_layer_norm{nullptr}, encoder_attn_layer_norm{nullptr},

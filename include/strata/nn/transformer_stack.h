@@ -8,6 +8,8 @@
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/normalization.h>
 
+#include <vector>
+
 #include "strata/nn/kv_cache.h"
 #include "strata/nn/transformer_layers.h"
 
@@ -17,13 +19,21 @@ struct StackOptions {
   LayerOptions layer;
   std::int64_t layers = 3;
   std::int64_t max_positions = 1024;
+  // Per-layer attention specs (empty = every layer takes layer.attention.spec / cross_spec).
+  std::vector<attn::LayerSpec> self_specs, cross_specs;
+  // Decoder: HIBRIDS-DEC's tree relation (kind None = off); needs 2 layers and cross-attention.
+  attn::Relation hibrids;
+
+  LayerOptions layer_options(std::int64_t i) const;
 };
 
 class TransformerEncoderImpl : public torch::nn::Module {
  public:
   TransformerEncoderImpl(const StackOptions& options, torch::nn::Embedding embed_tokens);
-  // ids, padding: [B, L] (padding true = real token). Returns [B, L, d].
-  at::Tensor forward(const at::Tensor& ids, const at::Tensor& padding);
+  // ids, padding: [B, L] (padding true = real token). layout: the tokens' layout, needed by
+  // structured specs that read it. Returns [B, L, d].
+  at::Tensor forward(const at::Tensor& ids, const at::Tensor& padding,
+                     const attn::TokenLayout* layout = nullptr);
 
   torch::nn::Embedding embed_tokens{nullptr}, embed_positions{nullptr};
   torch::nn::LayerNorm layernorm_embedding{nullptr}, layer_norm{nullptr};
@@ -41,15 +51,18 @@ class TransformerDecoderImpl : public torch::nn::Module {
   // ids: [B, T] (the new tokens only when a cache holds the earlier ones; positions continue
   // from cache->length, which this call advances). padding: [B, T] or undefined.
   // memory / memory_padding: encoder output and padding, undefined without cross-attention.
-  // Returns [B, T, d].
+  // memory_layout: the source's layout (cross-attention specs, HIBRIDS-DEC). Returns [B, T, d].
   at::Tensor forward(const at::Tensor& ids, const at::Tensor& padding, const at::Tensor& memory,
-                     const at::Tensor& memory_padding, KvCache* cache = nullptr);
+                     const at::Tensor& memory_padding, KvCache* cache = nullptr,
+                     const attn::TokenLayout* memory_layout = nullptr);
 
   std::int64_t num_layers() const { return options_.layers; }
+  const StackOptions& options() const { return options_; }
 
   torch::nn::Embedding embed_tokens{nullptr}, embed_positions{nullptr};
   torch::nn::LayerNorm layernorm_embedding{nullptr}, layer_norm{nullptr};
   torch::nn::ModuleList layers{nullptr};
+  at::Tensor hibrids_bias;  // [H, relation_count(options.hibrids)], HIBRIDS-DEC's table
 
  private:
   StackOptions options_;

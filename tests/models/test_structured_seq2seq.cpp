@@ -1,0 +1,217 @@
+// The seq2seq model with structured attention from its config: HIBRIDS on the encoder
+// (relation tables in self-attention) and on the decoder (HIBRIDS-DEC, seed 001 Eq. 3).
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <random>
+
+#include "strata/core/error.h"
+#include "strata/models/seq2seq.h"
+#include "strata/nn/hibrids_decoder_bias.h"
+
+namespace strata::models {
+namespace {
+
+// Tree: root(0) ─ A(1) ─ A.1(2), A.2(3); root ─ B(4). Tokens walk through the sections in order.
+Layout layout_of(std::int64_t length, std::mt19937& rng) {
+  Layout layout;
+  layout.tree.parent = {-1, 0, 1, 1, 0};
+  layout.tree.depth = {0, 1, 2, 2, 1};
+  layout.tree.heading.assign(5, "");
+  std::int32_t section = 0;
+  for (std::int64_t p = 0; p < length; ++p) {
+    if (p > 0 && rng() % 3 == 0) section = std::min(section + 1, 4);
+    layout.token.push_back(static_cast<std::int32_t>(3 + rng() % 30));
+    layout.position.push_back(static_cast<std::int32_t>(p));
+    layout.section.push_back(section);
+    layout.paragraph.push_back(section);
+    layout.sentence.push_back(static_cast<std::int32_t>(p / 3));
+    layout.segment.push_back(0);
+  }
+  return layout;
+}
+
+ModelConfig hibrids_config(attn::RelationKind kind) {
+  ModelConfig c;
+  c.vocab_size = 40;
+  c.d_model = 16;
+  c.heads = 2;
+  c.d_ff = 32;
+  c.encoder_layers = 2;
+  c.decoder_layers = 3;
+  c.max_positions = 64;
+  c.dropout = 0.0;
+  attn::LayerSpec encoder;
+  encoder.heads[0].mask = attn::Mask::window(3, 3) || attn::Mask::global(1);
+  encoder.bias = {.kind = kind, .max_path = 2, .max_level = 1};
+  c.encoder_attention = {encoder};
+  c.decoder_hibrids = {.kind = kind, .max_path = 2, .max_level = 1};
+  return c;
+}
+
+struct Batch {
+  std::vector<Layout> layouts;
+  at::Tensor source, padding, target;
+  attn::TokenLayout layout;
+};
+
+Batch batch_of(std::mt19937& rng) {
+  Batch b;
+  b.layouts = {layout_of(9, rng), layout_of(6, rng)};
+  b.source = torch::full({2, 9}, 2, torch::kInt64);
+  b.padding = torch::zeros({2, 9}, torch::kBool);
+  for (std::int64_t i = 0; i < 2; ++i)
+    for (std::size_t p = 0; p < b.layouts[i].size(); ++p) {
+      b.source[i][static_cast<std::int64_t>(p)] = b.layouts[i].token[p];
+      b.padding[i][static_cast<std::int64_t>(p)] = true;
+    }
+  b.layout = attn::batch_layouts({&b.layouts[0], &b.layouts[1]}, 9);
+  b.target = torch::randint(3, 40, {2, 5}, torch::kInt64);
+  return b;
+}
+
+// Eq. 3 literally: b[t, j] = Σ_l a[t, l] · table[h, rel(section(l), section(j))].
+at::Tensor direct_decoder_bias(const at::Tensor& a, const attn::TokenLayout& m, const at::Tensor& table,
+                               const attn::Relation& relation) {
+  const at::Tensor ids = attn::section_relation_ids(relation, m.path_len, m.lvl_diff, m.section_depth);
+  const std::int64_t batch = a.size(0), length = a.size(3);
+  std::vector<at::Tensor> rows;
+  for (std::int64_t b = 0; b < batch; ++b) {
+    at::Tensor pair_ids = torch::empty({length, length}, torch::kInt64);  // [l, j]
+    for (std::int64_t l = 0; l < length; ++l)
+      for (std::int64_t j = 0; j < length; ++j)
+        pair_ids[l][j] = ids[b][m.section[b][l].item<std::int64_t>()][m.section[b][j].item<std::int64_t>()];
+    const at::Tensor pair_bias = table.index_select(1, pair_ids.flatten()).view({-1, length, length});  // [H, l, j]
+    rows.push_back(torch::matmul(a[b], pair_bias));  // [H, T, j]
+  }
+  return torch::stack(rows);
+}
+
+TEST(HibridsDecoderBias, EqualsTheSumOverSourceTokensWithItsGradients) {
+  std::mt19937 rng(3);
+  for (attn::RelationKind kind : {attn::RelationKind::Hibrids, attn::RelationKind::HibridsSelected}) {
+    const Batch batch = batch_of(rng);
+    const attn::Relation relation{.kind = kind, .max_path = 2, .max_level = 1};
+    const at::Tensor a0 = torch::softmax(torch::randn({2, 2, 4, 9}, torch::kDouble), -1);
+    const at::Tensor t0 = torch::randn({2, attn::relation_count(relation)}, torch::kDouble);
+    const at::Tensor weight = torch::randn({2, 2, 4, 9}, torch::kDouble);
+    at::Tensor a1 = a0.clone().requires_grad_(), t1 = t0.clone().requires_grad_();
+    at::Tensor a2 = a0.clone().requires_grad_(), t2 = t0.clone().requires_grad_();
+    const at::Tensor got = nn::hibrids_decoder_bias(a1, batch.layout, t1, relation);
+    const at::Tensor want = direct_decoder_bias(a2, batch.layout, t2, relation);
+    EXPECT_TRUE(torch::allclose(got, want, 1e-12, 1e-12)) << attn::relation_name(kind);
+    (got * weight).sum().backward();
+    (want * weight).sum().backward();
+    EXPECT_TRUE(torch::allclose(a1.grad(), a2.grad(), 1e-12, 1e-12));
+    EXPECT_TRUE(torch::allclose(t1.grad(), t2.grad(), 1e-12, 1e-12));
+  }
+}
+
+TEST(StructuredSeq2Seq, TablesAreNamedSizedAndStartAtZero) {
+  Seq2Seq model(hibrids_config(attn::RelationKind::Hibrids));
+  const auto params = model->named_parameters();
+  for (const char* name : {"encoder.layers.0.self_attn.relation_bias", "encoder.layers.1.self_attn.relation_bias",
+                           "decoder.hibrids_bias"}) {
+    ASSERT_TRUE(params.contains(name)) << name;
+    EXPECT_EQ(params[name].sizes(), (std::vector<std::int64_t>{2, 15})) << name;  // (2·2+1)·(2·1+1)
+    EXPECT_EQ(params[name].abs().sum().item<double>(), 0.0);
+  }
+  EXPECT_FALSE(params.contains("decoder.layers.0.encoder_attn.relation_bias"));
+  EXPECT_TRUE(model->uses_layout());
+}
+
+TEST(StructuredSeq2Seq, NeedsTheLayoutItReads) {
+  Seq2Seq model(hibrids_config(attn::RelationKind::Hibrids));
+  std::mt19937 rng(1);
+  const Batch batch = batch_of(rng);
+  EXPECT_THROW(model->encode(batch.source, batch.padding), Error);
+}
+
+TEST(StructuredSeq2Seq, BiasGradientsReachBothTablesAndKernelsAgree) {
+  std::mt19937 rng(5);
+  const Batch batch = batch_of(rng);
+  std::map<std::string, at::Tensor> grads[2];
+  at::Tensor logits[2];
+  for (int k = 0; k < 2; ++k) {
+    torch::manual_seed(7);
+    ModelConfig c = hibrids_config(attn::RelationKind::Hibrids);
+    c.attention_kernel = k == 0 ? "fused" : "reference";
+    Seq2Seq model(c);
+    {
+      torch::NoGradGuard no_grad;  // nonzero tables, so the bias changes the scores
+      for (auto& p : model->named_parameters())
+        if (p.key().find("bias") != std::string::npos && p.value().dim() == 2) p.value().normal_();
+    }
+    logits[k] = model->forward(batch.source, batch.padding, batch.target, &batch.layout);
+    logits[k].pow(2).sum().backward();
+    for (const auto& p : model->named_parameters())
+      if (p.key().find("relation_bias") != std::string::npos || p.key() == "decoder.hibrids_bias")
+        grads[k][p.key()] = p.value().grad().clone();
+  }
+  EXPECT_TRUE(torch::allclose(logits[0], logits[1], 1e-4, 1e-5));
+  ASSERT_EQ(grads[0].size(), 3u);
+  for (const auto& [name, g] : grads[0]) {
+    EXPECT_GT(g.abs().sum().item<double>(), 0.0) << name;
+    EXPECT_TRUE(torch::allclose(g, grads[1][name], 1e-3, 1e-4)) << name;
+  }
+}
+
+TEST(StructuredSeq2Seq, CachedStepsEqualTheFullDecoderPass) {
+  std::mt19937 rng(9);
+  const Batch batch = batch_of(rng);
+  for (attn::RelationKind kind : {attn::RelationKind::Hibrids, attn::RelationKind::HibridsSelected}) {
+    torch::manual_seed(2);
+    Seq2Seq model(hibrids_config(kind));
+    model->eval();
+    torch::NoGradGuard no_grad;
+    for (auto& p : model->named_parameters())
+      if (p.key().find("relation_bias") != std::string::npos || p.key() == "decoder.hibrids_bias") p.value().normal_();
+    const EncoderOutput encoded = model->encode(batch.source, batch.padding, &batch.layout);
+    const at::Tensor full = model->logits(model->decode(batch.target, encoded));
+    nn::KvCache cache = model->new_cache();
+    for (int64_t t = 0; t < 5; ++t) {
+      const at::Tensor step = model->logits(model->decode(batch.target.narrow(1, t, 1), encoded, &cache));
+      EXPECT_TRUE(torch::allclose(step.squeeze(1), full.select(1, t), 1e-5, 1e-5)) << "step " << t;
+    }
+  }
+}
+
+TEST(StructuredSeq2Seq, ZeroTablesGiveThePlainWindowModel) {
+  // HIBRIDS starts at zero: the same weights without the tables compute the same logits.
+  std::mt19937 rng(11);
+  const Batch batch = batch_of(rng);
+  torch::manual_seed(3);
+  ModelConfig with = hibrids_config(attn::RelationKind::Hibrids);
+  Seq2Seq hibrids(with);
+  ModelConfig without = with;
+  without.encoder_attention[0].bias = {};
+  without.decoder_hibrids = {};
+  Seq2Seq plain(without);
+  {
+    torch::NoGradGuard no_grad;
+    const auto source = hibrids->named_parameters();
+    for (auto& p : plain->named_parameters()) p.value().copy_(source[p.key()]);
+  }
+  const at::Tensor a = hibrids->forward(batch.source, batch.padding, batch.target, &batch.layout);
+  const at::Tensor b = plain->forward(batch.source, batch.padding, batch.target, &batch.layout);
+  EXPECT_TRUE(torch::allclose(a, b, 1e-5, 1e-6));
+}
+
+TEST(StructuredSeq2Seq, ConfigCarriesSpecsAndRejectsWhatCannotRun) {
+  const ModelConfig c = hibrids_config(attn::RelationKind::HibridsSelected);
+  const ModelConfig back = ModelConfig::from_json(c.to_json(), "config.json");
+  EXPECT_EQ(back.encoder_attention, c.encoder_attention);
+  EXPECT_EQ(back.decoder_hibrids, c.decoder_hibrids);
+  ModelConfig bad = c;
+  bad.cross_attention = {c.encoder_attention[0]};  // a tree relation on summary tokens
+  EXPECT_THROW(bad.check(), Error);
+  bad = c;
+  bad.encoder_attention = {c.encoder_attention[0], c.encoder_attention[0], c.encoder_attention[0]};
+  EXPECT_THROW(bad.check(), Error);  // 3 specs for 2 layers
+  bad = c;
+  bad.decoder_hibrids = {.kind = attn::RelationKind::T5Buckets};
+  EXPECT_THROW(bad.check(), Error);
+}
+
+}  // namespace
+}  // namespace strata::models
