@@ -51,6 +51,22 @@ std::vector<std::string> relation_labels(const Relation& relation) {
   return labels;
 }
 
+std::string relation_description(const Relation& r) {
+  switch (r.kind) {
+    case RelationKind::None:
+    case RelationKind::HibridsSelected: return std::string(relation_name(r.kind));
+    case RelationKind::Hibrids:
+      return fmt::format("hibrids(max_path={}, max_level={}{}{}{})", r.max_path, r.max_level,
+                         r.path ? "" : ", no path", r.level ? "" : ", no level",
+                         r.asymmetric ? "" : ", symmetric path");
+    case RelationKind::T5Buckets:
+    case RelationKind::SectionDistance:
+      return fmt::format("{}(buckets={}, max_distance={})", relation_name(r.kind), r.buckets,
+                         r.max_distance);
+  }
+  return {};
+}
+
 BiasMatrix bias_matrix(const Relation& relation, std::span<const float> mean_table,
                        const SectionTree& tree) {
   if (!is_tree_relation(relation.kind))
@@ -82,6 +98,14 @@ BiasMatrix bias_matrix(const Relation& relation, std::span<const float> mean_tab
   return m;
 }
 
+namespace {
+
+// The double nearest the float's shortest decimal form: 0.04f is written 0.04, not
+// 0.03999999910593033.
+double shortest(float value) { return std::strtod(fmt::format("{}", value).c_str(), nullptr); }
+
+}  // namespace
+
 nlohmann::ordered_json to_json(const BiasMatrix& m) {
   using Json = nlohmann::ordered_json;
   const std::int64_t s = m.size();
@@ -90,7 +114,7 @@ nlohmann::ordered_json to_json(const BiasMatrix& m) {
     Json value_row = Json::array(), label_row = Json::array(), id_row = Json::array();
     for (std::int64_t y = 0; y < s; ++y) {
       const std::size_t at = static_cast<std::size_t>(x * s + y);
-      value_row.push_back(m.values[at]);
+      value_row.push_back(shortest(m.values[at]));
       label_row.push_back(m.labels[at]);
       id_row.push_back(m.ids[at]);
       if (m.clamped[at]) clamped.push_back(Json::array({x, y}));
@@ -103,7 +127,7 @@ nlohmann::ordered_json to_json(const BiasMatrix& m) {
   for (std::size_t id = 0; id < m.table.size(); ++id)
     table.push_back({{"id", id},
                      {"relation", relation_label(m.relation, static_cast<std::int32_t>(id))},
-                     {"value", m.table[id]}});
+                     {"value", shortest(m.table[id])}});
   LayerSpec spec;
   spec.bias = m.relation;
   Json out;

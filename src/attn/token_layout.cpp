@@ -97,6 +97,17 @@ TokenLayout batch_layouts(const std::vector<const Layout*>& layouts, std::int64_
   return t;
 }
 
+TreeClamping tree_clamping(const Relation& relation, const SectionTree& tree) {
+  TreeClamping out;
+  for (int x = 0; x < tree.size(); ++x)
+    for (int y = 0; y < tree.size(); ++y) {
+      ++out.pairs;
+      const SectionPair pair{tree.path_len(x, y), tree.lvl_diff(x, y), tree.depth[x], y - x};
+      out.clamped += tree_relation_clamped(relation, pair) ? 1 : 0;
+    }
+  return out;
+}
+
 TokenLayout select_items(const TokenLayout& layout, const at::Tensor& index) {
   TokenLayout out = layout;
   for (at::Tensor* field : {&out.section, &out.paragraph, &out.sentence, &out.segment,

@@ -13,18 +13,10 @@
 #include <ATen/ops/mm.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/softmax.h>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -36,8 +28,9 @@
 #include <nlohmann/json.hpp>
 
 #include "../../bench/cpu_load.h"
-#include "strata/attn/pair_rules.h"
+#include "bench_child.h"
 #include "commands.h"
+#include "strata/attn/pair_rules.h"
 #include "head_visibility.h"
 #include "strata/attn/attention_call.h"
 #include "strata/attn/spec.h"
@@ -46,15 +39,11 @@
 #include "strata/core/files.h"
 #include "strata/doc/layout.h"
 
-extern char** environ;
-
 namespace strata::cli {
 
 namespace {
 
-namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
-using bench::Clock;
 
 constexpr std::int64_t kHeads = 8;
 constexpr std::int64_t kHeadDim = 64;
@@ -227,21 +216,6 @@ Workload sgemm_workload(bool quick) {
   return w;
 }
 
-// kB from a "Name:   1234 kB" line of /proc/self/status.
-long status_kb(const std::string& field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(field + ":", 0) == 0) return std::strtol(line.c_str() + field.size() + 1, nullptr, 10);
-  return -1;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 void run_child(const BenchOptions& options) {
   at::set_num_threads(options.threads);
   at::manual_seed(1234);
@@ -252,36 +226,11 @@ void run_child(const BenchOptions& options) {
   const long inputs_kb = status_kb("VmRSS");
   for (int i = 0; i < (options.quick ? 1 : 2); ++i) work.step();  // warm-up
 
-  // A round during which other processes used more than kBusyCores is set aside and run
-  // again, at most `rounds` extra times: with as many threads as cores, a busy neighbour
-  // stalls every parallel region.
-  std::vector<double> ms, others;
-  std::vector<bool> clean;
-  int clean_rounds = 0;
-  for (int round = 0; clean_rounds < options.rounds && round < 2 * options.rounds; ++round) {
-    const bench::CpuSample start = bench::cpu_sample();
-    work.step();
-    const bench::CpuSample end = bench::cpu_sample();
-    ms.push_back(std::chrono::duration<double, std::milli>(end.when - start.when).count());
-    others.push_back(bench::other_cores(start, end));
-    clean.push_back(others.back() <= kBusyCores);
-    clean_rounds += clean.back();
-  }
-  // The median is over the clean rounds, or over every round when fewer than half were clean.
-  const bool use_all = clean_rounds * 2 < options.rounds;
-  std::vector<double> kept;
-  for (std::size_t r = 0; r < ms.size(); ++r)
-    if (use_all || clean[r]) kept.push_back(ms[r]);
-  const Json result{{"spec", work.spec},
-                    {"rho", work.rho},
-                    {"flops_per_step", work.flops},
-                    {"median_ms", median(kept)},
-                    {"round_ms", ms},
-                    {"other_processes_cores", others},
-                    {"round_clean", clean},
-                    {"busy_rounds_included", use_all},
-                    {"inputs_kb", inputs_kb},
-                    {"hwm_kb", status_kb("VmHWM")}};
+  const TimedRounds rounds = time_rounds(work.step, options.rounds, kBusyCores);
+  Json result{{"spec", work.spec}, {"rho", work.rho}, {"flops_per_step", work.flops}};
+  result.update(rounds.to_json());
+  result["inputs_kb"] = inputs_kb;
+  result["hwm_kb"] = status_kb("VmHWM");
   write_file_atomic(options.child_out, result.dump());
 }
 
@@ -294,34 +243,13 @@ struct Measured {
 };
 
 Measured measure(const BenchOptions& options, const Case& c) {
-  const fs::path out = fs::temp_directory_path() /
-                       fmt::format("strata_bench_attention_{}_{}.json", ::getpid(), c.name);
-  std::vector<std::string> args{"strata",   "bench",    "attention", "--child",
-                                c.name,     "--child-out", out.string(), "--length",
-                                std::to_string(options.length), "--threads",
-                                std::to_string(options.threads), "--rounds",
-                                std::to_string(options.rounds)};
+  std::vector<std::string> args{"--length", std::to_string(options.length), "--threads",
+                                std::to_string(options.threads), "--rounds", std::to_string(options.rounds)};
   if (options.quick) args.push_back("--quick");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  pid_t pid = 0;
-  if (const int rc = ::posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ); rc != 0)
-    throw Error(fmt::format("bench attention: cannot start the child for case {}: {}", c.name, std::strerror(rc)));
-  int status = 0;
-  struct rusage usage {};
-  ::wait4(pid, &status, 0, &usage);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    fs::remove(out);
-    throw Error(fmt::format("bench attention: case {} failed (wait status {}); its messages are above",
-                            c.name, status));
-  }
+  ChildResult child = run_case_in_child("attention", c.name, args);
   Measured m;
-  m.result = Json::parse(read_file(out));
-  fs::remove(out);
-  m.maxrss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;
+  m.result = std::move(child.result);
+  m.maxrss_mb = child.maxrss_mb;
   m.growth_mb = (m.result["hwm_kb"].get<double>() - m.result["inputs_kb"].get<double>()) / 1024.0;
   return m;
 }

@@ -12,11 +12,13 @@
 #include "commands.h"
 #include "strata/core/config.h"
 #include "strata/core/error.h"
+#include "strata/attn/token_layout.h"
 #include "strata/core/files.h"
 #include "strata/data/lm_examples.h"
 #include "strata/data/seq2seq_examples.h"
 #include "strata/models/causal_lm.h"
 #include "strata/models/seq2seq.h"
+#include "strata/recipes/recipe.h"
 #include "strata/text/tokenizer.h"
 #include "strata/train/freeze.h"
 #include "strata/train/lm_task.h"
@@ -32,6 +34,7 @@ namespace fs = std::filesystem;
 
 struct TrainFlags {
   std::string config;
+  std::string recipe;
   std::string out;
   std::vector<std::string> overrides;
   bool resume = false;
@@ -41,6 +44,8 @@ struct TrainFlags {
 
 Config effective_config(const TrainFlags& flags) {
   Config config = flags.config.empty() ? Config() : Config::from_toml_file(flags.config);
+  if (!flags.recipe.empty())
+    for (const std::string& assignment : find_recipe(flags.recipe).overrides) config.apply_override(assignment);
   for (const std::string& assignment : flags.overrides) config.apply_override(assignment);
   config.validate(train::run_schema());
   return config;
@@ -68,6 +73,28 @@ void print_parameters(torch::nn::Module& model, const std::vector<std::string>& 
   std::printf("%s\n", train::describe_parameters(train::count_parameters(model)).c_str());
 }
 
+// Trees deeper or wider than a HIBRIDS table share its edge entries: say how often.
+void report_clamping(const models::ModelConfig& m, const std::vector<Seq2SeqExample>& examples) {
+  std::vector<attn::Relation> relations;
+  for (const attn::LayerSpec& spec : m.encoder_attention) relations.push_back(spec.bias);
+  relations.push_back(m.decoder_hibrids);
+  for (const attn::Relation& relation : relations) {
+    if (relation.kind != attn::RelationKind::Hibrids) continue;
+    attn::TreeClamping total;
+    for (const Seq2SeqExample& example : examples) {
+      const attn::TreeClamping one = attn::tree_clamping(relation, example.source.tree);
+      total.pairs += one.pairs;
+      total.clamped += one.clamped;
+    }
+    std::printf("hibrids: %lld of %lld section pairs (%.2f%%) lie beyond |PathLen| <= %lld or |LvlDiff| <= %lld "
+                "and share the table's edge entries\n",
+                static_cast<long long>(total.clamped), static_cast<long long>(total.pairs),
+                total.pairs > 0 ? 100.0 * total.clamped / total.pairs : 0.0,
+                static_cast<long long>(relation.max_path), static_cast<long long>(relation.max_level));
+    return;  // the layers share one relation in every recipe; once is enough
+  }
+}
+
 std::unique_ptr<train::TrainTask> make_task(const Config& config, const models::ModelConfig& m,
                                             const Tokenizer& tokenizer, bool quiet) {
   const train::DataOptions data = train::data_options(config);
@@ -77,6 +104,7 @@ std::unique_ptr<train::TrainTask> make_task(const Config& config, const models::
     std::vector<Seq2SeqExample> valid_set;
     if (!data.valid.empty()) valid_set = load_seq2seq_examples(data.valid, tokenizer, data.truncation, !quiet);
     std::printf("data: %zu training and %zu validation documents\n", train_set.size(), valid_set.size());
+    report_clamping(m, train_set);
     return std::make_unique<train::Seq2SeqTask>(models::Seq2Seq(m), tokenizer, std::move(train_set),
                                                 std::move(valid_set), config.get<std::int64_t>("decode.max_length"));
   }
@@ -133,6 +161,8 @@ void run_train(const TrainFlags& flags, std::optional<models::Architecture> requ
 std::shared_ptr<TrainFlags> add_train_flags(CLI::App* sub) {
   auto flags = std::make_shared<TrainFlags>();
   sub->add_option("--config", flags->config, "TOML file with [model], [data], [train] and [decode] sections");
+  sub->add_option("--recipe", flags->recipe,
+                  "a named system (`strata recipes list`): its settings apply over --config, the overrides over both");
   sub->add_option("--out", flags->out, "run directory: checkpoints, metrics.jsonl, config.toml (default: runs/<config name>)");
   sub->add_flag("--resume", flags->resume, "continue the run in --out from its latest checkpoint");
   sub->add_flag("--print-config", flags->print_config, "print the effective config (defaults filled in) and exit");

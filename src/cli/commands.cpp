@@ -20,8 +20,10 @@ void register_all(CLI::App& app) {
   register_tokenizer(app);
   register_plot(app);
   register_train(app);
+  register_recipes(app);
   register_summarize(app);
   register_attn(app);
+  register_analyze(app);
   CLI::App* lm = app.add_subcommand("lm", "Causal language models: train, perplexity");
   lm->require_subcommand(1);
   register_lm_train(*lm);
@@ -36,6 +38,7 @@ void register_all(CLI::App& app) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks that run from the installed binary");
   bench->require_subcommand(1);
   register_bench_attention(*bench);
+  register_bench_hibrids(*bench);
 }
 
 void run_selected(CLI::App& app) {

@@ -13,8 +13,10 @@ void register_baseline(CLI::App& app);   // strata baseline lead | oracle
 void register_tokenizer(CLI::App& app);  // strata tokenizer train | encode | decode
 void register_plot(CLI::App& app);       // strata plot RUN_DIR
 void register_train(CLI::App& app);      // strata train
+void register_recipes(CLI::App& app);    // strata recipes list | show
 void register_summarize(CLI::App& app);  // strata summarize
 void register_attn(CLI::App& app);       // strata attn show
+void register_analyze(CLI::App& app);  // strata analyze biases
 // `lm` is one group shared by two files.
 void register_lm_train(CLI::App& lm);    // strata lm train
 void register_lm_eval(CLI::App& lm);     // strata lm eval
@@ -26,6 +28,7 @@ void register_eval_hierarchy(CLI::App& eval);  // strata eval hierarchy
 void register_eval_summarize(CLI::App& eval);  // strata eval summarize
 // `bench` is one group; each benchmark is a file of its own.
 void register_bench_attention(CLI::App& bench);  // strata bench attention
+void register_bench_hibrids(CLI::App& bench);    // strata bench hibrids
 
 void register_all(CLI::App& app);
 // Runs the action of the subcommand that was selected.

@@ -25,6 +25,10 @@ SectionTree figure5_tree();
 // id is outside [0, relation_count).
 std::string relation_label(const Relation& relation, std::int32_t id);
 std::vector<std::string> relation_labels(const Relation& relation);  // one per id
+// One line naming the relation and its parameters: "hibrids(max_path=4, max_level=2)",
+// "hibrids(max_path=4, max_level=2, no level)", "hibrids_selected", "t5_buckets(buckets=32,
+// max_distance=128)", "none".
+std::string relation_description(const Relation& relation);
 
 // The S × S bias matrix of a tree relation over the sections of a tree (the root excluded:
 // row/column k is tree section k + 1), query section x on rows and key section y on columns.

@@ -30,6 +30,13 @@ struct TokenLayout {
 // with 0 to the batch's most sections. strata::Error when an item is longer than `length`.
 TokenLayout batch_layouts(const std::vector<const Layout*>& layouts, std::int64_t length = 0);
 
+// How many ordered pairs of a tree's sections a relation's table is too small for (they share
+// its edge entries: spec.h tree_relation_clamped), out of how many.
+struct TreeClamping {
+  std::int64_t pairs = 0, clamped = 0;
+};
+TreeClamping tree_clamping(const Relation& relation, const SectionTree& tree);
+
 // The rows `index` (int64 [N]) of every defined field: batch items reordered or repeated, as
 // beam search does with the encoder's output. Fields shared by the batch (size 1) stay.
 TokenLayout select_items(const TokenLayout& layout, const at::Tensor& index);

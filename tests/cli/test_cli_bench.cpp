@@ -1,0 +1,89 @@
+// `strata bench hibrids` runs as a user would: a smoke run on a short document that writes
+// every case and its ratio to the base (no timing assertions), and its help.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "support/cli.h"
+
+namespace strata {
+namespace {
+
+namespace fs = std::filesystem;
+
+using Result = test_support::CliResult;
+using test_support::slurp;
+
+class CliBench : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("strata_cli_bench_" + std::to_string(::getpid()) + "_" +
+            testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result run(const std::string& args) { return test_support::run_strata(args, dir_); }
+
+  fs::path dir_;
+};
+
+TEST_F(CliBench, HibridsHelpNamesItsOptions) {
+  const Result r = run("bench hibrids --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* word : {"--quick", "--json", "--length", "--window", "--threads", "--rounds", "target"})
+    EXPECT_NE(r.out.find(word), std::string::npos) << word << "\n" << r.out;
+  EXPECT_EQ(r.out.find("--child"), std::string::npos) << r.out;  // internal
+}
+
+TEST_F(CliBench, HibridsQuickReportsEveryCaseWithItsRatio) {
+  const fs::path json = dir_ / "bench.json";
+  const Result r = run("bench hibrids --quick --length 256 --json " + json.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  EXPECT_EQ(j["benchmark"], "hibrids");
+  EXPECT_EQ(j["length"], 256);
+  EXPECT_EQ(j["window"], 256);
+  ASSERT_EQ(j["cases"].size(), 3u);
+  for (const char* name : {"base", "hibrids", "hibrids_selected"}) {
+    EXPECT_NE(r.out.find(name), std::string::npos) << name << "\n" << r.out;
+    ASSERT_TRUE(j["cases"].contains(name)) << name;
+    const nlohmann::json& c = j["cases"][name];
+    EXPECT_GT(c["median_ms"].get<double>(), 0) << name;
+    EXPECT_GT(c["ratio"].get<double>(), 0) << name;
+    EXPECT_TRUE(c["ratio_of"].is_string()) << name;
+    EXPECT_GT(c["peak_rss_mb"].get<double>(), 0) << name;
+  }
+  EXPECT_DOUBLE_EQ(j["cases"]["base"]["ratio"].get<double>(), 1.0);
+  EXPECT_FALSE(j["cases"]["base"].contains("target"));
+  for (const char* name : {"hibrids", "hibrids_selected"}) {
+    EXPECT_EQ(j["cases"][name]["target"]["op"], "<=") << name;
+    EXPECT_DOUBLE_EQ(j["cases"][name]["target"]["bound"].get<double>(), 1.3) << name;
+    EXPECT_TRUE(j["cases"][name]["target"]["met"].is_boolean()) << name;
+  }
+  // Tables of seed 001: (2 * 4 + 1) PathLen x (2 * 2 + 1) LvlDiff values, 11 salient relations.
+  EXPECT_EQ(j["cases"]["base"]["relation_count"], 0);
+  EXPECT_EQ(j["cases"]["hibrids"]["relation_count"], 45);
+  EXPECT_EQ(j["cases"]["hibrids_selected"]["relation_count"], 11);
+  // The layout the kernel reads: 60 sections and the root, S x S relations, an L x L index
+  // would be 256 * 256 * 8 bytes.
+  const nlohmann::json& memory = j["layout_memory"];
+  EXPECT_EQ(memory["sections_with_root"], 61);
+  EXPECT_EQ(memory["relation_id_bytes"], 61 * 61 * 4);
+  EXPECT_EQ(memory["dense_index_bytes"], 256 * 256 * 8);
+  EXPECT_GT(memory["total_bytes"].get<double>(), 0);
+}
+
+TEST_F(CliBench, HibridsRejectsAnUnknownCase) {
+  const Result r = run("bench hibrids --child nonsense --child-out " + (dir_ / "x.json").string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("nonsense"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace strata
