@@ -197,6 +197,37 @@ TEST(StructuredSeq2Seq, ZeroTablesGiveThePlainWindowModel) {
   EXPECT_TRUE(torch::allclose(a, b, 1e-5, 1e-6));
 }
 
+TEST(StructuredSeq2Seq, ADocumentWithoutHeadingsReducesHibridsToTheBase) {
+  // One section: every pair has the same relation, so each row's bias is a constant that
+  // softmax removes, whatever the tables hold.
+  std::mt19937 rng(13);
+  Batch batch = batch_of(rng);
+  for (Layout& layout : batch.layouts) {
+    layout.tree.parent = {-1};
+    layout.tree.depth = {0};
+    layout.tree.heading = {""};
+    std::fill(layout.section.begin(), layout.section.end(), 0);
+  }
+  batch.layout = attn::batch_layouts({&batch.layouts[0], &batch.layouts[1]}, 9);
+  torch::manual_seed(4);
+  ModelConfig with = hibrids_config(attn::RelationKind::Hibrids);
+  Seq2Seq hibrids(with);
+  ModelConfig without = with;
+  without.encoder_attention[0].bias = {};
+  without.decoder_hibrids = {};
+  Seq2Seq plain(without);
+  {
+    torch::NoGradGuard no_grad;
+    const auto source = hibrids->named_parameters();
+    for (auto& p : plain->named_parameters()) p.value().copy_(source[p.key()]);
+    for (auto& p : hibrids->named_parameters())
+      if (p.key().find("relation_bias") != std::string::npos || p.key() == "decoder.hibrids_bias") p.value().normal_();
+  }
+  const at::Tensor a = hibrids->forward(batch.source, batch.padding, batch.target, &batch.layout);
+  const at::Tensor b = plain->forward(batch.source, batch.padding, batch.target, &batch.layout);
+  EXPECT_TRUE(torch::allclose(a, b, 1e-4, 1e-5));
+}
+
 TEST(StructuredSeq2Seq, ConfigCarriesSpecsAndRejectsWhatCannotRun) {
   const ModelConfig c = hibrids_config(attn::RelationKind::HibridsSelected);
   const ModelConfig back = ModelConfig::from_json(c.to_json(), "config.json");
