@@ -29,4 +29,8 @@ at::Tensor attend(const AttentionCall& call, Kernel kernel) {
   throw Error("attend: unknown kernel");
 }
 
+at::Tensor attend_keeping_weights(const AttentionCall& call, at::Tensor& weights) {
+  return reference_attention(call, &weights);
+}
+
 }  // namespace strata::attn

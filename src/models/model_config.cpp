@@ -158,9 +158,6 @@ void ModelConfig::check() const {
                   std::string(attn::relation_name(decoder_hibrids.kind)));
     if (architecture != Architecture::Seq2Seq || decoder_layers < 2)
       throw Error("model.decoder_hibrids: needs a seq2seq model with at least 2 decoder layers");
-    if (!spec_of(cross_attention, decoder_layers - 2).is_plain())
-      throw Error("model.decoder_hibrids: the second-last decoder layer's cross-attention must be plain "
-                  "(its weights are the alignment HIBRIDS-DEC reads)");
     attn::LayerSpec probe;
     probe.bias = decoder_hibrids;
     attn::validate(probe);

@@ -109,26 +109,15 @@ at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at:
     call.bias_table = relation_bias;
     call.dense_bias = extras.bias;
   }
-  const at::Tensor heads = extras.weights ? attend_dense(call, extras.weights)
-                                          : attn::attend(call, options_.kernel);  // [B, H, Lq, Dh]
-  return out_proj(heads.transpose(1, 2).reshape({x.size(0), x.size(1), options_.d_model}));
-}
-
-at::Tensor MultiHeadAttentionImpl::attend_dense(const attn::AttentionCall& call, at::Tensor* weights) {
-  if (!options_.spec.is_plain() || call.causal)
-    throw Error("attention: weights are only kept for plain, non-causal attention");
-  at::Tensor scores = torch::matmul(call.q, call.k.transpose(-2, -1)) / std::sqrt(static_cast<double>(call.q.size(-1)));
-  if (call.dense_bias.defined()) scores = scores + call.dense_bias;
-  if (call.key_padding.defined()) {
-    // [B, P + Lk]: prefix slots are never padding.
-    at::Tensor real = call.key_padding.to(torch::kBool);
-    if (call.prefix_len > 0)
-      real = torch::cat({torch::ones({real.size(0), call.prefix_len}, real.options()), real}, 1);
-    scores = scores.masked_fill(real.logical_not().unsqueeze(1).unsqueeze(2), -INFINITY);
+  at::Tensor heads;  // [B, H, Lq, Dh]
+  if (extras.weights) {
+    at::Tensor weights;
+    heads = attn::attend_keeping_weights(call, weights);
+    *extras.weights = weights.narrow(-1, call.prefix_len, weights.size(-1) - call.prefix_len);
+  } else {
+    heads = attn::attend(call, options_.kernel);
   }
-  const at::Tensor probabilities = torch::softmax(scores, -1);
-  *weights = probabilities.narrow(-1, call.prefix_len, probabilities.size(-1) - call.prefix_len);
-  return torch::matmul(torch::dropout(probabilities, call.dropout, call.training), call.v);
+  return out_proj(heads.transpose(1, 2).reshape({x.size(0), x.size(1), options_.d_model}));
 }
 
 }  // namespace strata::nn

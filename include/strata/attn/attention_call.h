@@ -60,4 +60,9 @@ std::string_view kernel_name(Kernel kernel);
 // strata::Error when the spec needs a layout field, prefix segments or a bias the call lacks.
 at::Tensor attend(const AttentionCall& call, Kernel kernel);
 
+// attend() that also returns the attention weights [B, H, Lq, P + Lk] (before dropout),
+// differentiable, for modules that read them (HIBRIDS-DEC's alignment). It runs the dense
+// reference kernel: B × H × Lq × (P + Lk) memory.
+at::Tensor attend_keeping_weights(const AttentionCall& call, at::Tensor& weights);
+
 }  // namespace strata::attn

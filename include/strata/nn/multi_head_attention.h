@@ -32,7 +32,7 @@ struct AttentionOptions {
 // What a call reads besides hidden states, all optional: the keys' layout (self-attention:
 // the tokens of x; cross-attention: the memory's), a dense bias [B or 1, H or 1, Lq, Lk]
 // added to the scores, and where to put the attention weights [B, H, Lq, Lk] over the keys
-// proper (computed densely, for a plain spec only; HIBRIDS-DEC reads them).
+// proper (computed by the dense reference kernel; HIBRIDS-DEC reads them).
 struct AttentionExtras {
   const attn::TokenLayout* layout = nullptr;
   at::Tensor bias{};
@@ -68,8 +68,6 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
   at::Tensor attend(const at::Tensor& x, at::Tensor k, at::Tensor v, const at::Tensor& key_padding,
                     bool causal, std::int64_t query_offset, const attn::TokenLayout* query_layout,
                     const AttentionExtras& extras);
-  // softmax(q kᵀ / √Dh) @ v with its weights kept: the path for extras.weights.
-  at::Tensor attend_dense(const attn::AttentionCall& call, at::Tensor* weights);
 
   AttentionOptions options_;
   std::optional<PrefixKv> prefix_;

@@ -137,7 +137,7 @@ at::Tensor dense_visibility(const AttentionCall& call) {
   return rules.spec().is_plain() ? plain_visibility(call) : spec_visibility(rules, call.q.device());
 }
 
-at::Tensor reference_attention(const AttentionCall& call) {
+at::Tensor reference_attention(const AttentionCall& call, at::Tensor* weights) {
   const PairRules rules(call);  // checks the call against its spec
   const LayerSpec& spec = rules.spec();
   const double scale = 1.0 / std::sqrt(static_cast<double>(call.q.size(3)));
@@ -176,6 +176,7 @@ at::Tensor reference_attention(const AttentionCall& call) {
     }
     probs = torch::stack(heads, 1);
   }
+  if (weights != nullptr) *weights = probs;
   if (call.training && call.dropout > 0)
     probs = probs *
             dropout_scale(rules, call.seed, call.dropout).to(probs.device(), probs.scalar_type());

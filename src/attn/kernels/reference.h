@@ -15,7 +15,8 @@
 
 namespace strata::attn {
 
-at::Tensor reference_attention(const AttentionCall& call);
+// `weights`, when given, receives the attention weights before dropout, [B, H, Lq, P + Lk].
+at::Tensor reference_attention(const AttentionCall& call, at::Tensor* weights = nullptr);
 
 // Bool, true where query i may see key n: [B or 1, 1, Lq, P + Lk] for a plain spec (undefined
 // when every pair is visible), [B, H, Lq, P + Lk] otherwise.
