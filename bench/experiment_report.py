@@ -111,7 +111,7 @@ def main():
     describe = {}
     for r in recipes:
         line = subprocess.run([args.strata, "recipes", "show", r], capture_output=True, text=True).stdout
-        describe[r] = line.splitlines()[0].split(": ", 1)[-1] if line else ""
+        describe[r] = line.splitlines()[0].split(": ", 1)[-1].replace("|", "\\|") if line else ""
     with open(args.config) as f:
         config = f.read()
 
