@@ -49,6 +49,28 @@ ModelConfig hibrids_config(attn::RelationKind kind) {
   return c;
 }
 
+bool is_table(const std::string& name) {
+  return name.find("relation_bias") != std::string::npos || name == "decoder.hibrids_bias";
+}
+
+void randomize_tables(Seq2Seq& model) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : model->named_parameters())
+    if (is_table(p.key())) p.value().normal_();
+}
+
+// The same model without its bias tables (the window base), with the same weights.
+Seq2Seq base_twin(Seq2Seq& hibrids) {
+  ModelConfig without = hibrids->config();
+  without.encoder_attention[0].bias = {};
+  without.decoder_hibrids = {};
+  Seq2Seq plain(without);
+  torch::NoGradGuard no_grad;
+  const auto source = hibrids->named_parameters();
+  for (auto& p : plain->named_parameters()) p.value().copy_(source[p.key()]);
+  return plain;
+}
+
 struct Batch {
   std::vector<Layout> layouts;
   at::Tensor source, padding, target;
@@ -137,16 +159,11 @@ TEST(StructuredSeq2Seq, BiasGradientsReachBothTablesAndKernelsAgree) {
     ModelConfig c = hibrids_config(attn::RelationKind::Hibrids);
     c.attention_kernel = k == 0 ? "fused" : "reference";
     Seq2Seq model(c);
-    {
-      torch::NoGradGuard no_grad;  // nonzero tables, so the bias changes the scores
-      for (auto& p : model->named_parameters())
-        if (p.key().find("bias") != std::string::npos && p.value().dim() == 2) p.value().normal_();
-    }
+    randomize_tables(model);  // nonzero tables, so the bias changes the scores
     logits[k] = model->forward(batch.source, batch.padding, batch.target, &batch.layout);
     logits[k].pow(2).sum().backward();
     for (const auto& p : model->named_parameters())
-      if (p.key().find("relation_bias") != std::string::npos || p.key() == "decoder.hibrids_bias")
-        grads[k][p.key()] = p.value().grad().clone();
+      if (is_table(p.key())) grads[k][p.key()] = p.value().grad().clone();
   }
   EXPECT_TRUE(torch::allclose(logits[0], logits[1], 1e-4, 1e-5));
   ASSERT_EQ(grads[0].size(), 3u);
@@ -164,8 +181,7 @@ TEST(StructuredSeq2Seq, CachedStepsEqualTheFullDecoderPass) {
     Seq2Seq model(hibrids_config(kind));
     model->eval();
     torch::NoGradGuard no_grad;
-    for (auto& p : model->named_parameters())
-      if (p.key().find("relation_bias") != std::string::npos || p.key() == "decoder.hibrids_bias") p.value().normal_();
+    randomize_tables(model);
     const EncoderOutput encoded = model->encode(batch.source, batch.padding, &batch.layout);
     const at::Tensor full = model->logits(model->decode(batch.target, encoded));
     nn::KvCache cache = model->new_cache();
@@ -181,17 +197,8 @@ TEST(StructuredSeq2Seq, ZeroTablesGiveThePlainWindowModel) {
   std::mt19937 rng(11);
   const Batch batch = batch_of(rng);
   torch::manual_seed(3);
-  ModelConfig with = hibrids_config(attn::RelationKind::Hibrids);
-  Seq2Seq hibrids(with);
-  ModelConfig without = with;
-  without.encoder_attention[0].bias = {};
-  without.decoder_hibrids = {};
-  Seq2Seq plain(without);
-  {
-    torch::NoGradGuard no_grad;
-    const auto source = hibrids->named_parameters();
-    for (auto& p : plain->named_parameters()) p.value().copy_(source[p.key()]);
-  }
+  Seq2Seq hibrids(hibrids_config(attn::RelationKind::Hibrids));
+  Seq2Seq plain = base_twin(hibrids);
   const at::Tensor a = hibrids->forward(batch.source, batch.padding, batch.target, &batch.layout);
   const at::Tensor b = plain->forward(batch.source, batch.padding, batch.target, &batch.layout);
   EXPECT_TRUE(torch::allclose(a, b, 1e-5, 1e-6));
@@ -210,19 +217,9 @@ TEST(StructuredSeq2Seq, ADocumentWithoutHeadingsReducesHibridsToTheBase) {
   }
   batch.layout = attn::batch_layouts({&batch.layouts[0], &batch.layouts[1]}, 9);
   torch::manual_seed(4);
-  ModelConfig with = hibrids_config(attn::RelationKind::Hibrids);
-  Seq2Seq hibrids(with);
-  ModelConfig without = with;
-  without.encoder_attention[0].bias = {};
-  without.decoder_hibrids = {};
-  Seq2Seq plain(without);
-  {
-    torch::NoGradGuard no_grad;
-    const auto source = hibrids->named_parameters();
-    for (auto& p : plain->named_parameters()) p.value().copy_(source[p.key()]);
-    for (auto& p : hibrids->named_parameters())
-      if (p.key().find("relation_bias") != std::string::npos || p.key() == "decoder.hibrids_bias") p.value().normal_();
-  }
+  Seq2Seq hibrids(hibrids_config(attn::RelationKind::Hibrids));
+  Seq2Seq plain = base_twin(hibrids);
+  randomize_tables(hibrids);
   const at::Tensor a = hibrids->forward(batch.source, batch.padding, batch.target, &batch.layout);
   const at::Tensor b = plain->forward(batch.source, batch.padding, batch.target, &batch.layout);
   EXPECT_TRUE(torch::allclose(a, b, 1e-4, 1e-5));
