@@ -23,24 +23,10 @@ using test_support::slurp;
 
 const fs::path kManPage = fs::path(STRATA_FIXTURES_DIR) / "doc" / "frob.1";
 
-class CliAttn : public testing::Test {
+class CliAttn : public test_support::ScratchTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("strata_cli_attn_" + std::to_string(::getpid()) + "_" +
-            testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  fs::path write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return dir_ / name;
-  }
-  Result run(const std::string& args) { return test_support::run_strata(args, dir_); }
+  CliAttn() : ScratchTest("strata_cli_attn") {}
   nlohmann::json sparsity(const fs::path& out) { return nlohmann::json::parse(slurp(out / "sparsity.json")); }
-
-  fs::path dir_;
 };
 
 // With the default byte tokenizer and --max-tokens 40 the man page gives L = 40 tokens.

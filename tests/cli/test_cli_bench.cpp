@@ -18,19 +18,9 @@ namespace fs = std::filesystem;
 using Result = test_support::CliResult;
 using test_support::slurp;
 
-class CliBench : public testing::Test {
+class CliBench : public test_support::ScratchTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("strata_cli_bench_" + std::to_string(::getpid()) + "_" +
-            testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  Result run(const std::string& args) { return test_support::run_strata(args, dir_); }
-
-  fs::path dir_;
+  CliBench() : ScratchTest("strata_cli_bench") {}
 };
 
 TEST_F(CliBench, HibridsHelpNamesItsOptions) {

@@ -19,25 +19,10 @@ namespace fs = std::filesystem;
 
 using Result = test_support::CliResult;
 
-class CliHierarchy : public testing::Test {
+class CliHierarchy : public test_support::ScratchTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           (std::string("strata_cli_hierarchy_") + std::to_string(::getpid()) + "_" +
-            testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  fs::path write(const std::string& name, const std::string& text) {
-    const fs::path path = dir_ / name;
-    std::ofstream(path) << text;
-    return path;
-  }
-
-  Result run(const std::string& args) { return test_support::run_strata("eval hierarchy " + args, dir_); }
-
-  fs::path dir_;
+  CliHierarchy() : ScratchTest("strata_cli_hierarchy") {}
+  Result run(const std::string& args) { return ScratchTest::run("eval hierarchy " + args); }
 };
 
 struct TextPair {

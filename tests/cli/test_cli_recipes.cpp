@@ -12,15 +12,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class CliRecipes : public testing::Test {
+class CliRecipes : public test_support::ScratchTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("strata_cli_recipes_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  test_support::CliResult run(const std::string& args) { return test_support::run_strata(args, dir_); }
-  fs::path dir_;
+  CliRecipes() : ScratchTest("strata_cli_recipes") {}
 };
 
 TEST_F(CliRecipes, ListNamesEverySeed001SystemWithOneLineEach) {

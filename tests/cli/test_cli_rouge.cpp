@@ -25,26 +25,10 @@ namespace fs = std::filesystem;
 using Result = test_support::CliResult;
 using test_support::slurp;
 
-class CliRouge : public testing::Test {
+class CliRouge : public test_support::ScratchTest {
  protected:
-  void SetUp() override {
-    dir_ =
-        fs::temp_directory_path() / ("strata_cli_rouge_" + std::to_string(::getpid()) + "_" +
-                                     testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  fs::path write(const std::string& name, const std::string& text) {
-    const fs::path path = dir_ / name;
-    std::ofstream(path) << text;
-    return path;
-  }
-
-
-  Result run(const std::string& args) { return test_support::run_strata("eval rouge " + args, dir_); }
-
-  fs::path dir_;
+  CliRouge() : ScratchTest("strata_cli_rouge") {}
+  Result run(const std::string& args) { return ScratchTest::run("eval rouge " + args); }
 };
 
 // 30 pairs with inflections, punctuation and multi-line texts.
