@@ -16,12 +16,23 @@ EncoderModelImpl::EncoderModelImpl(const ModelConfig& config) : config_(config) 
   init_weights(*this, config.pad_id);
 }
 
-at::Tensor EncoderModelImpl::encode(const at::Tensor& ids, const at::Tensor& padding) {
-  return encoder(ids, padding);
+bool EncoderModelImpl::uses_layout() const {
+  for (const attn::LayerSpec& spec : config_.encoder_attention)
+    if (!spec.is_plain()) return true;
+  return false;
 }
 
-Classification EncoderModelImpl::forward(const at::Tensor& ids, const at::Tensor& padding) {
-  const at::Tensor hidden = torch::dropout(encode(ids, padding), config_.dropout, is_training());
+at::Tensor EncoderModelImpl::encode(const at::Tensor& ids, const at::Tensor& padding,
+                                    const attn::TokenLayout* layout) {
+  if (uses_layout() && layout == nullptr)
+    throw Error("this model's attention reads the input's structure (model.encoder_attention), "
+                "but no layout was given");
+  return encoder(ids, padding, layout);
+}
+
+Classification EncoderModelImpl::forward(const at::Tensor& ids, const at::Tensor& padding,
+                                         const attn::TokenLayout* layout) {
+  const at::Tensor hidden = torch::dropout(encode(ids, padding, layout), config_.dropout, is_training());
   switch (config_.head) {
     case EncoderHead::Token:
       return {classifier(hidden), {}};

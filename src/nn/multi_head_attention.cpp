@@ -110,13 +110,16 @@ at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at:
     call.dense_bias = extras.bias;
   }
   at::Tensor heads;  // [B, H, Lq, Dh]
-  if (extras.weights) {
+  if (extras.weights || record_) {
     at::Tensor weights;
     heads = attn::attend_keeping_weights(call, weights);
-    *extras.weights = weights.narrow(-1, call.prefix_len, weights.size(-1) - call.prefix_len);
+    weights = weights.narrow(-1, call.prefix_len, weights.size(-1) - call.prefix_len);
+    if (record_) recorded_ = weights.detach();
+    if (extras.weights) *extras.weights = weights;
   } else {
     heads = attn::attend(call, options_.kernel);
   }
+  if (head_gate_.defined()) heads = heads * head_gate_.view({1, -1, 1, 1});
   return out_proj(heads.transpose(1, 2).reshape({x.size(0), x.size(1), options_.d_model}));
 }
 

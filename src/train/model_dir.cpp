@@ -49,4 +49,8 @@ models::CausalLm load_causal_lm(const fs::path& path, LoadedModel& info) {
   return load<models::CausalLm>(path, models::Architecture::CausalLm, info);
 }
 
+models::EncoderModel load_encoder(const fs::path& path, LoadedModel& info) {
+  return load<models::EncoderModel>(path, models::Architecture::Encoder, info);
+}
+
 }  // namespace strata::train

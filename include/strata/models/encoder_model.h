@@ -22,9 +22,14 @@ class EncoderModelImpl : public torch::nn::Module {
  public:
   explicit EncoderModelImpl(const ModelConfig& config);
 
-  // ids, padding: [B, L] (padding true = real) -> hidden [B, L, d].
-  at::Tensor encode(const at::Tensor& ids, const at::Tensor& padding);
-  Classification forward(const at::Tensor& ids, const at::Tensor& padding);
+  // ids, padding: [B, L] (padding true = real) -> hidden [B, L, d]. layout: the tokens'
+  // layout, needed when model.encoder_attention reads it (uses_layout()).
+  at::Tensor encode(const at::Tensor& ids, const at::Tensor& padding,
+                    const attn::TokenLayout* layout = nullptr);
+  Classification forward(const at::Tensor& ids, const at::Tensor& padding,
+                         const attn::TokenLayout* layout = nullptr);
+  // True when some encoder layer's spec reads the token layout.
+  bool uses_layout() const;
 
   const ModelConfig& config() const { return config_; }
 

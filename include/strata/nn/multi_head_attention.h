@@ -59,6 +59,16 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
   void clear_prefix() { prefix_.reset(); }
 
   const attn::LayerSpec& spec() const { return options_.spec; }
+  std::int64_t heads() const { return options_.heads; }
+
+  // For analyses of heads (seed 003 §3.1). A gate [H] multiplies each head's output before
+  // out_proj: the gradient of the loss with respect to a gate of ones is Michel et al.'s head
+  // importance, and a zero prunes the head. Undefined = no gate.
+  void set_head_gate(at::Tensor gate) { head_gate_ = std::move(gate); }
+  // While recording, each call keeps its attention weights over the keys proper, [B, H, Lq,
+  // Lk] (detached; computed by the dense reference kernel, so B × H × Lq × Lk memory).
+  void record_weights(bool on) { record_ = on; recorded_ = at::Tensor(); }
+  const at::Tensor& recorded_weights() const { return recorded_; }
 
   torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
   at::Tensor relation_bias;  // [H, relation_count(spec.bias)], undefined without a relation
@@ -71,6 +81,9 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
 
   AttentionOptions options_;
   std::optional<PrefixKv> prefix_;
+  at::Tensor head_gate_;
+  bool record_ = false;
+  at::Tensor recorded_;
 };
 TORCH_MODULE(MultiHeadAttention);
 

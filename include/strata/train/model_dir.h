@@ -6,6 +6,7 @@
 
 #include "strata/core/config.h"
 #include "strata/models/causal_lm.h"
+#include "strata/models/encoder_model.h"
 #include "strata/models/model_config.h"
 #include "strata/models/seq2seq.h"
 #include "strata/text/tokenizer.h"
@@ -25,5 +26,6 @@ struct LoadedModel {
 // The model of the checkpoint, in eval mode; strata::Error when it holds another architecture.
 models::Seq2Seq load_seq2seq(const std::filesystem::path& path, LoadedModel& info);
 models::CausalLm load_causal_lm(const std::filesystem::path& path, LoadedModel& info);
+models::EncoderModel load_encoder(const std::filesystem::path& path, LoadedModel& info);
 
 }  // namespace strata::train
