@@ -9,6 +9,8 @@ import statistics
 import subprocess
 import sys
 
+from report_common import best_valid_loss, claim, fmt, mean_std, write_atomic
+
 METRICS = ("rouge1", "rouge2", "rougeL")
 BASE, ENC = "longformer", "hibrids-enc"
 
@@ -34,17 +36,6 @@ def load(runs_dir, recipes):
     return rows
 
 
-def best_valid_loss(metrics):
-    """The lowest validation loss (nats per summary token, teacher-forced) of the run."""
-    losses = []
-    with open(metrics) as f:
-        for line in f:
-            row = json.loads(line)
-            if row.get("split") == "valid" and "loss" in row:
-                losses.append(row["loss"])
-    return min(losses) if losses else float("nan")
-
-
 def distinct_share(predictions):
     """The share of test documents whose summary differs from every other one's (×100): a
     model that ignores its input writes one summary for all."""
@@ -54,12 +45,6 @@ def distinct_share(predictions):
     for o in outputs:
         counts[o] = counts.get(o, 0) + 1
     return 100 * sum(1 for o in outputs if counts[o] == 1) / max(len(outputs), 1)
-
-
-def mean_std(values):
-    if not values:
-        return float("nan"), float("nan")
-    return statistics.mean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
 
 
 def summary(rows):
@@ -73,26 +58,6 @@ def summary(rows):
             s[m] = mean_std([r[m] for r in runs])
         out[recipe] = s
     return out
-
-
-def fmt(ms, digits=2):
-    return f"{ms[0]:.{digits}f} ± {ms[1]:.{digits}f}"
-
-
-def claim(stats, a, b, metric, text):
-    """Whether system a beats b on metric, and whether by more than the seeds' spread."""
-    if a not in stats or b not in stats:
-        return "  - not run"
-    (ma, sa), (mb, sb) = stats[a][metric], stats[b][metric]
-    diff = ma - mb if metric != "valid_loss" else mb - ma  # a lower loss is better
-    spread = max(sa, sb)
-    if diff > spread:
-        verdict = "**holds**"
-    elif diff > 0:
-        verdict = "points the same way, within the seeds' spread (not established)"
-    else:
-        verdict = "**does not hold**"
-    return f"  - {metric}: {ma:.3f} vs {mb:.3f}, better by {diff:+.3f} (larger std {spread:.3f}): {verdict}"
 
 
 def main():
@@ -163,14 +128,10 @@ def main():
     for a, b, text in claims:
         lines.append(f"- {text}")
         for metric in ("rougeL", "valid_loss"):
-            lines.append(claim(stats, a, b, metric, text))
+            lines.append(claim(stats, a, b, metric, lower_is_better=metric == "valid_loss"))
     lines += ["", "## Settings", "", "`configs/seed001.toml`, with `train.seed` = each seed and `threads = 1` "
               "(two runs side by side on 2 cores):", "", "```toml", config.strip(), "```", ""]
-    tmp = args.out + ".tmp"
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(tmp, "w") as f:
-        f.write("\n".join(lines))
-    os.replace(tmp, args.out)
+    write_atomic(args.out, lines)
 
 
 if __name__ == "__main__":

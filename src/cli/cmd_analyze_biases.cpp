@@ -185,10 +185,8 @@ void analyze_biases(const BiasesOptions& options) {
 
 }  // namespace
 
-void register_analyze(CLI::App& app) {
-  CLI::App* analyze = app.add_subcommand("analyze", "Look inside trained models");
-  analyze->require_subcommand(1);
-  CLI::App* biases = analyze->add_subcommand(
+void register_analyze_biases(CLI::App& analyze) {
+  CLI::App* biases = analyze.add_subcommand(
       "biases",
       "Draw a seq2seq model's learned HIBRIDS biases as seed 001 Figure 5 does: on an example "
       "section tree (§1 > §1.1 > §1.1.1 > §1.1.1.1, §1.2; §2 > §2.1), one cell per (query "

@@ -10,20 +10,15 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "training_tasks.h"
 #include "strata/core/config.h"
 #include "strata/core/error.h"
-#include "strata/attn/token_layout.h"
 #include "strata/core/files.h"
-#include "strata/data/lm_examples.h"
-#include "strata/data/seq2seq_examples.h"
-#include "strata/models/causal_lm.h"
-#include "strata/models/seq2seq.h"
 #include "strata/recipes/recipe.h"
 #include "strata/text/tokenizer.h"
+#include "strata/train/base_model.h"
 #include "strata/train/freeze.h"
-#include "strata/train/lm_task.h"
 #include "strata/train/run_config.h"
-#include "strata/train/seq2seq_task.h"
 #include "strata/train/trainer.h"
 
 namespace strata::cli {
@@ -35,6 +30,7 @@ namespace fs = std::filesystem;
 struct TrainFlags {
   std::string config;
   std::string recipe;
+  std::string base;
   std::string out;
   std::vector<std::string> overrides;
   bool resume = false;
@@ -46,6 +42,11 @@ Config effective_config(const TrainFlags& flags) {
   Config config = flags.config.empty() ? Config() : Config::from_toml_file(flags.config);
   if (!flags.recipe.empty())
     for (const std::string& assignment : find_recipe(flags.recipe).overrides) config.apply_override(assignment);
+  if (!flags.base.empty()) {
+    std::string quoted;  // a TOML basic string, whatever the path holds
+    for (char c : flags.base) quoted += (c == '"' || c == '\\') ? std::string{'\\', c} : std::string{c};
+    config.apply_override("train.base_model=\"" + quoted + "\"");
+  }
   for (const std::string& assignment : flags.overrides) config.apply_override(assignment);
   config.validate(train::run_schema());
   return config;
@@ -73,53 +74,6 @@ void print_parameters(torch::nn::Module& model, const std::vector<std::string>& 
   std::printf("%s\n", train::describe_parameters(train::count_parameters(model)).c_str());
 }
 
-// Trees deeper or wider than a HIBRIDS table share its edge entries: say how often.
-void report_clamping(const models::ModelConfig& m, const std::vector<Seq2SeqExample>& examples) {
-  std::vector<attn::Relation> relations;
-  for (const attn::LayerSpec& spec : m.encoder_attention) relations.push_back(spec.bias);
-  relations.push_back(m.decoder_hibrids);
-  for (const attn::Relation& relation : relations) {
-    if (relation.kind != attn::RelationKind::Hibrids) continue;
-    attn::TreeClamping total;
-    for (const Seq2SeqExample& example : examples) {
-      const attn::TreeClamping one = attn::tree_clamping(relation, example.source.tree);
-      total.pairs += one.pairs;
-      total.clamped += one.clamped;
-    }
-    std::printf("hibrids: %lld of %lld section pairs (%.2f%%) lie beyond |PathLen| <= %lld or |LvlDiff| <= %lld "
-                "and share the table's edge entries\n",
-                static_cast<long long>(total.clamped), static_cast<long long>(total.pairs),
-                total.pairs > 0 ? 100.0 * total.clamped / total.pairs : 0.0,
-                static_cast<long long>(relation.max_path), static_cast<long long>(relation.max_level));
-    return;  // the layers share one relation in every recipe; once is enough
-  }
-}
-
-std::unique_ptr<train::TrainTask> make_task(const Config& config, const models::ModelConfig& m,
-                                            const Tokenizer& tokenizer, bool quiet) {
-  const train::DataOptions data = train::data_options(config);
-  if (data.train.empty()) throw Error("data.train: no training set given");
-  if (m.architecture == models::Architecture::Seq2Seq) {
-    std::vector<Seq2SeqExample> train_set = load_seq2seq_examples(data.train, tokenizer, data.truncation, !quiet);
-    std::vector<Seq2SeqExample> valid_set;
-    if (!data.valid.empty()) valid_set = load_seq2seq_examples(data.valid, tokenizer, data.truncation, !quiet);
-    std::printf("data: %zu training and %zu validation documents\n", train_set.size(), valid_set.size());
-    report_clamping(m, train_set);
-    return std::make_unique<train::Seq2SeqTask>(models::Seq2Seq(m), tokenizer, std::move(train_set),
-                                                std::move(valid_set), config.get<std::int64_t>("decode.max_length"));
-  }
-  if (m.architecture == models::Architecture::CausalLm) {
-    train::TokenBlocks train_set = load_lm_chunks({data.train}, tokenizer, data.block_size, !quiet);
-    train::TokenBlocks valid_set;
-    if (!data.valid.empty()) valid_set = load_lm_chunks({data.valid}, tokenizer, data.block_size, !quiet);
-    std::printf("data: %zu training and %zu validation blocks of %zu tokens\n", train_set.size(), valid_set.size(),
-                data.block_size);
-    return std::make_unique<train::LmTask>(models::CausalLm(m), std::move(train_set), std::move(valid_set));
-  }
-  throw Error("model.architecture: 'encoder' models have no training task of their own yet; "
-              "train a seq2seq or causal_lm model");
-}
-
 void run_train(const TrainFlags& flags, std::optional<models::Architecture> required) {
   const Config config = effective_config(flags);
   if (flags.print_config) {
@@ -140,8 +94,14 @@ void run_train(const TrainFlags& flags, std::optional<models::Architecture> requ
     throw Error(run_dir.string() + " already holds a run: pass --resume to continue it, or choose another --out");
 
   torch::manual_seed(options.seed);  // initial weights
-  std::unique_ptr<train::TrainTask> task = make_task(config, m, *tokenizer, flags.quiet);
-  const std::vector<std::string> frozen = train::freeze(task->model(), options.freeze);
+  const train::DataOptions data = train::data_options(config);
+  if (data.train.empty()) throw Error("data.train: no training set given");
+  std::unique_ptr<train::TrainTask> task = make_training_task(config, m, *tokenizer, {data.train, data.valid, flags.quiet});
+  const std::string base = config.get<std::string>("train.base_model");
+  if (!base.empty() && !flags.resume)  // a resumed run's checkpoint holds the weights already
+    std::printf("%s\n", train::describe(train::load_base_weights(task->model(), m, base)).c_str());
+  std::vector<std::string> frozen = train::freeze(task->model(), options.freeze);
+  for (std::string& name : train::train_only(task->model(), options.train_only)) frozen.push_back(std::move(name));
   print_parameters(task->model(), frozen);
 
   fs::create_directories(run_dir);
@@ -163,6 +123,8 @@ std::shared_ptr<TrainFlags> add_train_flags(CLI::App* sub) {
   sub->add_option("--config", flags->config, "TOML file with [model], [data], [train] and [decode] sections");
   sub->add_option("--recipe", flags->recipe,
                   "a named system (`strata recipes list`): its settings apply over --config, the overrides over both");
+  sub->add_option("--base", flags->base,
+                  "a trained run whose weights start this model (train.base_model): PALs and prefixes train on a frozen base");
   sub->add_option("--out", flags->out, "run directory: checkpoints, metrics.jsonl, config.toml (default: runs/<config name>)");
   sub->add_flag("--resume", flags->resume, "continue the run in --out from its latest checkpoint");
   sub->add_flag("--print-config", flags->print_config, "print the effective config (defaults filled in) and exit");
@@ -174,7 +136,7 @@ std::shared_ptr<TrainFlags> add_train_flags(CLI::App* sub) {
 }  // namespace
 
 void register_train(CLI::App& app) {
-  CLI::App* sub = app.add_subcommand("train", "Train a model (seq2seq summariser or causal LM) from a TOML config");
+  CLI::App* sub = app.add_subcommand("train", "Train a model (seq2seq or extractive summariser, topic segmenter, causal LM) from a TOML config");
   auto flags = add_train_flags(sub);
   on_run(sub, [flags] { run_train(*flags, std::nullopt); });
 }

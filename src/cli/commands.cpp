@@ -23,7 +23,13 @@ void register_all(CLI::App& app) {
   register_recipes(app);
   register_summarize(app);
   register_attn(app);
-  register_analyze(app);
+  register_extract(app);
+  register_segment(app);
+  CLI::App* analyze = app.add_subcommand("analyze", "Look inside trained models: biases, head importance, attention patterns");
+  analyze->require_subcommand(1);
+  register_analyze_biases(*analyze);
+  register_analyze_heads(*analyze);
+  register_analyze_patterns(*analyze);
   CLI::App* lm = app.add_subcommand("lm", "Causal language models: train, perplexity");
   lm->require_subcommand(1);
   register_lm_train(*lm);
@@ -39,6 +45,7 @@ void register_all(CLI::App& app) {
   bench->require_subcommand(1);
   register_bench_attention(*bench);
   register_bench_hibrids(*bench);
+  register_bench_patterns(*bench);
 }
 
 void run_selected(CLI::App& app) {

@@ -16,7 +16,12 @@ void register_train(CLI::App& app);      // strata train
 void register_recipes(CLI::App& app);    // strata recipes list | show
 void register_summarize(CLI::App& app);  // strata summarize
 void register_attn(CLI::App& app);       // strata attn show
-void register_analyze(CLI::App& app);  // strata analyze biases
+void register_extract(CLI::App& app);    // strata extract
+void register_segment(CLI::App& app);    // strata segment
+// `analyze` is one group; each analysis is a file of its own.
+void register_analyze_biases(CLI::App& analyze);    // strata analyze biases
+void register_analyze_heads(CLI::App& analyze);     // strata analyze heads
+void register_analyze_patterns(CLI::App& analyze);  // strata analyze patterns
 // `lm` is one group shared by two files.
 void register_lm_train(CLI::App& lm);    // strata lm train
 void register_lm_eval(CLI::App& lm);     // strata lm eval
@@ -29,6 +34,7 @@ void register_eval_summarize(CLI::App& eval);  // strata eval summarize
 // `bench` is one group; each benchmark is a file of its own.
 void register_bench_attention(CLI::App& bench);  // strata bench attention
 void register_bench_hibrids(CLI::App& bench);    // strata bench hibrids
+void register_bench_patterns(CLI::App& bench);   // strata bench patterns
 
 void register_all(CLI::App& app);
 // Runs the action of the subcommand that was selected.

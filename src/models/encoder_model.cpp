@@ -17,15 +17,16 @@ EncoderModelImpl::EncoderModelImpl(const ModelConfig& config) : config_(config) 
 }
 
 bool EncoderModelImpl::uses_layout() const {
-  for (const attn::LayerSpec& spec : config_.encoder_attention)
-    if (!spec.is_plain()) return true;
+  for (const auto* specs : {&config_.encoder_attention, &config_.pal_attention})
+    for (const attn::LayerSpec& spec : *specs)
+      if (!spec.is_plain()) return true;
   return false;
 }
 
 at::Tensor EncoderModelImpl::encode(const at::Tensor& ids, const at::Tensor& padding,
                                     const attn::TokenLayout* layout) {
   if (uses_layout() && layout == nullptr)
-    throw Error("this model's attention reads the input's structure (model.encoder_attention), "
+    throw Error("this model's attention reads the input's structure (model.encoder_attention or pal_attention), "
                 "but no layout was given");
   return encoder(ids, padding, layout);
 }

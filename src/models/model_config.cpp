@@ -4,6 +4,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "strata/attn/patterns.h"
 #include "strata/core/config.h"
 #include "strata/core/error.h"
 
@@ -33,6 +34,8 @@ void visit_fields(C& c, F&& f) {
   f("activation", c.activation, Origin::User, "FFN activation: gelu or relu");
   f("attention_kernel", c.attention_kernel, Origin::User, "attention kernel: fused (tiled, block-sparse) or reference (dense libtorch ops)");
   f("num_labels", c.num_labels, Origin::User, "encoder: classes of the classification head");
+  f("pal_size", c.pal_size, Origin::User, "encoder: hidden size of a projected attention layer (PAL) beside each layer; 0 = none");
+  f("pal_heads", c.pal_heads, Origin::User, "encoder: heads of each PAL (must divide pal_size)");
   f("marker_id", c.marker_id, Origin::Tokenizer, "encoder marker head: the marker token id");
   f("pad_id", c.pad_id, Origin::Tokenizer, "padding token id");
   f("bos_id", c.bos_id, Origin::Tokenizer, "start-of-sequence token id");
@@ -60,6 +63,7 @@ void visit_specs(C& c, F&& f) {
   f("encoder_attention", c.encoder_attention, "encoder self-attention");
   f("decoder_attention", c.decoder_attention, "decoder self-attention");
   f("cross_attention", c.cross_attention, "decoder cross-attention");
+  f("pal_attention", c.pal_attention, "PAL attention");
 }
 
 // A run config's spec value: "" (plain), inline JSON, or the path of a JSON file.
@@ -96,6 +100,45 @@ attn::Relation relation_from(const nlohmann::json& json, const std::string& key)
     return attn::relation_from_json(json);
   } catch (const Error& e) {
     throw Error(key + ": " + e.what());
+  }
+}
+
+// model.inject_patterns (seed 003 §4.3): the spec that injects the listed patterns into
+// model.inject_heads heads of every layer of model.inject_into, or nothing when no pattern is
+// listed.
+void apply_injection(const Config& run, ModelConfig& config) {
+  const std::string list = run.get<std::string>("model.inject_patterns");
+  const std::int64_t patterned = run.get<std::int64_t>("model.inject_heads");
+  const std::string target = run.get<std::string>("model.inject_into");
+  if (target != "encoder" && target != "pal")
+    throw Error("model.inject_into: unknown target '" + target + "' (known: encoder, pal)");
+  if (list.find_first_not_of(" \t,") == std::string::npos) {
+    if (patterned != 0) throw Error("model.inject_heads: " + std::to_string(patterned) + " heads, but model.inject_patterns lists no pattern");
+    return;
+  }
+  attn::PatternSet known;
+  const nlohmann::json definitions = spec_json(run.get<std::string>("model.pattern_definitions"), "model.pattern_definitions");
+  if (!definitions.is_null()) known.define(definitions);
+  std::vector<attn::Pattern> patterns;
+  try {
+    patterns = known.parse_list(list);
+  } catch (const Error& e) {
+    throw Error(std::string("model.inject_patterns: ") + e.what());
+  }
+  const bool pal = target == "pal";
+  const std::int64_t heads = pal ? config.pal_heads : config.heads;
+  const std::int64_t k = patterned == 0 ? static_cast<std::int64_t>(patterns.size()) : patterned < 0 ? heads : patterned;
+  if (k > heads)
+    throw Error("model.inject_heads: " + std::to_string(k) + " patterned heads, but each " + (pal ? "PAL" : "layer") +
+                " has " + std::to_string(heads) + " heads");
+  std::vector<attn::LayerSpec>& specs = pal ? config.pal_attention : config.encoder_attention;
+  if (!specs.empty())
+    throw Error("model.inject_patterns: model." + std::string(pal ? "pal_attention" : "encoder_attention") +
+                " is set too; give one or the other");
+  try {
+    specs = {attn::inject_patterns(patterns, k, heads)};
+  } catch (const Error& e) {
+    throw Error(std::string("model.inject_patterns: ") + e.what());
   }
 }
 
@@ -148,6 +191,16 @@ void ModelConfig::check() const {
   layers_of(encoder_attention, "encoder_attention", encoder_layers);
   layers_of(decoder_attention, "decoder_attention", decoder_layers);
   layers_of(cross_attention, "cross_attention", decoder_layers);
+  layers_of(pal_attention, "pal_attention", encoder_layers);
+  if (pal_size < 0) throw Error("model.pal_size: must be 0 (no PAL) or positive, got " + std::to_string(pal_size));
+  if (pal_size > 0) {
+    positive("pal_heads", pal_heads);
+    if (pal_size % pal_heads != 0)
+      throw Error("model.pal_heads: " + std::to_string(pal_heads) + " does not divide model.pal_size " + std::to_string(pal_size));
+    if (architecture != Architecture::Encoder) throw Error("model.pal_size: PALs belong to encoder models");
+  } else if (!pal_attention.empty()) {
+    throw Error("model.pal_attention: set, but model.pal_size is 0 (no PAL)");
+  }
   for (std::int64_t i = 0; i < decoder_layers; ++i)
     if (attn::is_tree_relation(spec_of(cross_attention, i).bias.kind))
       throw Error("model.cross_attention: a tree relation needs the query's section, which summary tokens "
@@ -195,6 +248,9 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string
     config.architecture = parse_architecture(field("architecture").get<std::string>(), source);
     config.head = parse_head(field("head").get<std::string>(), source);
     visit_fields(config, [&](const char* name, auto& value, Origin, const char*) {
+      // Fields added after config.json files already existed keep their defaults when absent.
+      const bool added_later = std::string_view(name) == "pal_size" || std::string_view(name) == "pal_heads";
+      if (added_later && !json.contains(name)) return;
       value = field(name).get<std::remove_reference_t<decltype(value)>>();
     });
     // Optional: configs written before structured attention have none.
@@ -224,6 +280,14 @@ void ModelConfig::declare(ConfigSchema& schema) {
                std::string("structured ") + what + " (docs/attention.md): \"\" for plain, a JSON spec " +
                    "(one for every layer, or an array with one per layer), or the path of a JSON file");
   });
+  schema.add("model.inject_patterns", std::string(),
+             "patterns injected into attention heads (seed 003 §4.3), comma-separated: matching_token, "
+             "intra_sentence, intra_context, previous_token, next_token, or names from model.pattern_definitions");
+  schema.add("model.inject_heads", std::int64_t(0),
+             "heads per layer that take a pattern (head h takes pattern h mod count); 0 = one head per pattern, -1 = every head");
+  schema.add("model.inject_into", std::string("encoder"), "where patterns go: encoder (its heads) or pal (the PAL heads)");
+  schema.add("model.pattern_definitions", std::string(),
+             "user-defined patterns composed by name: JSON {\"name\": \"intra_sentence & matching_token\"} or a JSON file");
   schema.add("model.decoder_hibrids", std::string(),
              "HIBRIDS-DEC (seed 001 Eq. 3): \"\" for off, or a relation as JSON, e.g. "
              "{\"kind\": \"hibrids\", \"max_path\": 4, \"max_level\": 2}");
@@ -243,6 +307,7 @@ ModelConfig ModelConfig::from_config(const Config& run) {
   config.decoder_hibrids =
       relation_from(spec_json(run.get<std::string>("model.decoder_hibrids"), "model.decoder_hibrids"),
                     "model.decoder_hibrids");
+  apply_injection(run, config);
   return config;
 }
 

@@ -28,6 +28,9 @@ nn::StackOptions stack_options(const ModelConfig& config, Stack stack) {
   options.layers = layers;
   if (stack == Stack::Encoder) {
     options.self_specs = per_layer(config.encoder_attention, layers);
+    options.pal_specs = per_layer(config.pal_attention, layers);
+    options.layer.pal.size = config.pal_size;
+    options.layer.pal.heads = config.pal_heads;
   } else {
     options.self_specs = per_layer(config.decoder_attention, layers);
     options.cross_specs = per_layer(config.cross_attention, layers);

@@ -39,6 +39,8 @@ EncoderLayerImpl::EncoderLayerImpl(const LayerOptions& options) : options_(optio
   check_activation(options);
   const std::int64_t d = options.attention.d_model;
   self_attn = register_module("self_attn", MultiHeadAttention(options.attention));
+  if (options.pal.size > 0)
+    pal = register_module("pal", ProjectedAttentionLayer(options.attention, options.pal));
   self_attn_layer_norm = register_module("self_attn_layer_norm", layer_norm(d));
   fc1 = register_module("fc1", torch::nn::Linear(d, options.d_ff));
   fc2 = register_module("fc2", torch::nn::Linear(options.d_ff, d));
@@ -49,7 +51,8 @@ at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& padd
                                      const attn::TokenLayout* layout) {
   const bool training = is_training();
   at::Tensor h = residual(x, self_attn_layer_norm, options_, training, [&](const at::Tensor& in) {
-    return self_attn->self_attention(in, padding, /*causal=*/false, nullptr, {.layout = layout});
+    at::Tensor out = self_attn->self_attention(in, padding, /*causal=*/false, nullptr, {.layout = layout});
+    return pal ? out + pal(in, padding, layout) : out;
   });
   return residual(h, final_layer_norm, options_, training, [&](const at::Tensor& in) {
     return feed_forward(in, fc1, fc2, options_, training);

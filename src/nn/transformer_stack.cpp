@@ -46,6 +46,7 @@ LayerOptions StackOptions::layer_options(std::int64_t i) const {
   LayerOptions options = layer;
   if (!self_specs.empty()) options.attention.spec = self_specs.at(static_cast<std::size_t>(i));
   if (!cross_specs.empty()) options.cross_spec = cross_specs.at(static_cast<std::size_t>(i));
+  if (!pal_specs.empty()) options.pal.spec = pal_specs.at(static_cast<std::size_t>(i));
   return options;
 }
 

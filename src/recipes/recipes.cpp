@@ -27,6 +27,58 @@ std::vector<std::string> on_lvlsectok(std::vector<std::string> more) {
 const char* kHibrids = R"({"kind": "hibrids", "max_path": 4, "max_level": 2})";
 const char* kSelected = R"({"kind": "hibrids_selected"})";
 
+// Seed 003's encoder tasks (§4.1) and pattern injection (§4.3). The four patterns of Table 1
+// go one per head (4 of 8 heads) or twice over (8 of 8); segmentation's intra pattern is the
+// left / right context instead of the sentence.
+const char* kExtractive[] = {"model.architecture=encoder", "model.head=marker", "model.num_labels=2",
+                             "data.task=extractive"};
+const char* kSegmentation[] = {"model.architecture=encoder", "model.head=sequence", "model.num_labels=2",
+                               "data.task=segmentation"};
+constexpr const char* kSummaryPatterns = "matching_token,intra_sentence,previous_token,next_token";
+constexpr const char* kContextPatterns = "matching_token,intra_context,previous_token,next_token";
+
+template <std::size_t N>
+std::vector<std::string> task(const char* (&base)[N], std::vector<std::string> more = {}) {
+  std::vector<std::string> out(std::begin(base), std::end(base));
+  out.insert(out.end(), more.begin(), more.end());
+  return out;
+}
+
+std::string inject(const std::string& patterns) { return "model.inject_patterns=" + patterns; }
+
+std::vector<Recipe> seed003_recipes() {
+  std::vector<Recipe> out = {
+      {"extractive", "003 §4.1", "BERTSum-style extractive summariser: an encoder scores each sentence at its [SEP]",
+       task(kExtractive)},
+      {"extractive-patterns", "003 §4.3 Table 1", "extractive + the four patterns injected in 4 heads of every layer",
+       task(kExtractive, {inject(kSummaryPatterns)})},
+      {"extractive-patterns-all", "003 §4.3 Table 1", "extractive + the four patterns in every head (each in two of 8)",
+       task(kExtractive, {inject(kSummaryPatterns), "model.inject_heads=-1"})},
+      {"segmentation", "003 §4.1", "Cross-Segment BERT: classifies each candidate boundary from its left and right context",
+       task(kSegmentation)},
+      {"segmentation-patterns", "003 §4.3 Table 1", "segmentation + the four patterns (intra-context) in 4 heads",
+       task(kSegmentation, {inject(kContextPatterns)})},
+      {"segmentation-patterns-all", "003 §4.3 Table 1", "segmentation + the four patterns in every head",
+       task(kSegmentation, {inject(kContextPatterns), "model.inject_heads=-1"})},
+      {"pal", "003 §4.3.3", "extractive + a PAL (256 dims, 4 heads) beside every layer; only PALs and the head train "
+       "(use with --base)",
+       task(kExtractive, {"model.pal_size=256", "model.pal_heads=4", R"(train.train_only=["*.pal.*", "classifier.*"])"})},
+      {"pal-patterns", "003 §4.3.3", "pal with the four patterns injected in the PAL heads",
+       task(kExtractive, {"model.pal_size=256", "model.pal_heads=4", R"(train.train_only=["*.pal.*", "classifier.*"])",
+                          inject(kSummaryPatterns), "model.inject_into=pal"})},
+  };
+  // Table 2's ablation: every combination of matching (m), intra-sentence (i) and positional
+  // (p = previous and next token), one head per pattern.
+  const std::pair<const char*, const char*> combos[] = {
+      {"m", "matching_token"}, {"i", "intra_sentence"}, {"p", "previous_token,next_token"},
+      {"mi", "matching_token,intra_sentence"}, {"mp", "matching_token,previous_token,next_token"},
+      {"ip", "intra_sentence,previous_token,next_token"}};
+  for (const auto& [tag, patterns] : combos)
+    out.push_back({std::string("extractive-") + tag, "003 Table 2", std::string("extractive + only ") + patterns,
+                   task(kExtractive, {inject(patterns)})});
+  return out;
+}
+
 std::vector<Recipe> make_recipes() {
   auto ablation = [](const char* flag) {
     return encoder(std::string(R"({"kind": "hibrids", "max_path": 4, "max_level": 2, ")") + flag + "\": false}");
@@ -61,7 +113,11 @@ std::vector<Recipe> make_recipes() {
 }  // namespace
 
 const std::vector<Recipe>& recipes() {
-  static const std::vector<Recipe> all = make_recipes();
+  static const std::vector<Recipe> all = [] {
+    std::vector<Recipe> out = make_recipes();
+    for (Recipe& recipe : seed003_recipes()) out.push_back(std::move(recipe));
+    return out;
+  }();
   return all;
 }
 

@@ -22,6 +22,45 @@ std::string with_commas(std::int64_t value) {
   return out;
 }
 
+using NamedParameters = torch::OrderedDict<std::string, at::Tensor>;
+
+// strata::Error naming the first pattern that matches no parameter; `option` names the
+// setting in the message ("freeze", "train_only").
+void check_patterns_match(const NamedParameters& parameters, const std::vector<std::string>& patterns,
+                          const char* option) {
+  for (const std::string& pattern : patterns) {
+    bool found = false;
+    for (const auto& item : parameters) found = found || glob_match(pattern, item.key());
+    if (!found) {
+      std::string message = option;
+      message.append(" pattern '").append(pattern).append("' matches no parameter name");
+      if (!parameters.is_empty())
+        message.append(" (names look like '").append(parameters.begin()->key()).append("')");
+      throw Error(message);
+    }
+  }
+}
+
+bool matches_any(const std::vector<std::string>& patterns, const std::string& name) {
+  for (const std::string& pattern : patterns)
+    if (glob_match(pattern, name)) return true;
+  return false;
+}
+
+// Freezes the parameters whose name matches any pattern (or, with `keep_matches`, none).
+std::vector<std::string> freeze_where(torch::nn::Module& module, const std::vector<std::string>& patterns,
+                                      bool keep_matches, const char* option) {
+  const NamedParameters parameters = module.named_parameters();
+  check_patterns_match(parameters, patterns, option);
+  std::vector<std::string> frozen;
+  for (const auto& item : parameters)
+    if (matches_any(patterns, item.key()) != keep_matches) {
+      item.value().set_requires_grad(false);
+      frozen.push_back(item.key());
+    }
+  return frozen;
+}
+
 }  // namespace
 
 bool glob_match(std::string_view pattern, std::string_view name) {
@@ -47,27 +86,12 @@ bool glob_match(std::string_view pattern, std::string_view name) {
 }
 
 std::vector<std::string> freeze(torch::nn::Module& module, const std::vector<std::string>& patterns) {
-  const auto parameters = module.named_parameters();
-  for (const std::string& pattern : patterns) {
-    bool found = false;
-    for (const auto& item : parameters) found = found || glob_match(pattern, item.key());
-    if (!found) {
-      std::string message = "freeze pattern '";
-      message.append(pattern).append("' matches no parameter name");
-      if (!parameters.is_empty())
-        message.append(" (names look like '").append(parameters.begin()->key()).append("')");
-      throw Error(message);
-    }
-  }
-  std::vector<std::string> frozen;
-  for (const auto& item : parameters)
-    for (const std::string& pattern : patterns)
-      if (glob_match(pattern, item.key())) {
-        item.value().set_requires_grad(false);
-        frozen.push_back(item.key());
-        break;
-      }
-  return frozen;
+  return freeze_where(module, patterns, /*keep_matches=*/false, "freeze");
+}
+
+std::vector<std::string> train_only(torch::nn::Module& module, const std::vector<std::string>& patterns) {
+  if (patterns.empty()) return {};  // no restriction, as an empty train.train_only means
+  return freeze_where(module, patterns, /*keep_matches=*/true, "train_only");
 }
 
 ParameterCount count_parameters(const torch::nn::Module& module) {

@@ -49,8 +49,14 @@ models::CausalLm load_causal_lm(const fs::path& path, LoadedModel& info) {
   return load<models::CausalLm>(path, models::Architecture::CausalLm, info);
 }
 
-models::EncoderModel load_encoder(const fs::path& path, LoadedModel& info) {
-  return load<models::EncoderModel>(path, models::Architecture::Encoder, info);
+models::EncoderModel load_encoder(const fs::path& path, LoadedModel& info, const std::string& task,
+                                  const std::string& command) {
+  models::EncoderModel model = load<models::EncoderModel>(path, models::Architecture::Encoder, info);
+  const std::string trained = info.run.get<std::string>("data.task");
+  if (!task.empty() && trained != task)
+    throw Error((info.checkpoint / "config.json").string() + ": the encoder was trained for data.task '" + trained +
+                "'; " + command + " needs one trained with data.task = " + task);
+  return model;
 }
 
 }  // namespace strata::train

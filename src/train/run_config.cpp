@@ -21,6 +21,16 @@ ConfigSchema run_schema() {
   s.add("data.section_tokens", std::string(section_tokens_name(d.truncation.section_tokens)),
         "markers before each section's source text: none, sectok ([SEC]) or lvlsectok ([SEC-L1], [SEC-L2], …; seed 001 §5.2)");
   s.add("data.block_size", std::int64_t(d.block_size), "language models: tokens per training chunk");
+  s.add("data.task", std::string(),
+        "what an encoder model learns: extractive (pick summary sentences, seed 003 §4.1) or segmentation "
+        "(topic boundaries between sentences); seq2seq and causal_lm models ignore it");
+  s.add("extract.top_k", std::int64_t(1), "extractive: sentences selected per document");
+  s.add("extract.trigram_blocking", false, "extractive: skip a sentence that shares a trigram with one already selected");
+  s.add("extract.oracle_sentences", std::int64_t(3), "extractive: most sentences in a greedy ROUGE oracle label");
+  s.add("segment.context_tokens", std::int64_t(128), "segmentation: tokens of left and of right context per candidate boundary");
+  s.add("segment.max_candidates", std::int64_t(0),
+        "segmentation: candidate boundaries kept per document, evenly spaced whatever their label (so the base rate "
+        "stays); 0 = all. `strata segment` applies the run's value to its data too");
   const TrainOptions t;
   s.add("train.seed", std::int64_t(t.seed), "seed of initialisation, data order and dropout");
   s.add("train.max_steps", t.max_steps, "optimizer updates");
@@ -43,8 +53,13 @@ ConfigSchema run_schema() {
   s.add("train.eval_docs", t.eval_docs, "validation documents decoded for ROUGE at each evaluation; 0 = none");
   s.add("train.keep_checkpoints", t.keep_checkpoints, "step checkpoints kept (the best is always kept)");
   s.add("train.patience", t.patience, "evaluations without improvement before stopping; 0 = off");
-  s.add("train.metric", t.metric, "what 'best' means: valid_loss (lower) or rouge1 / rouge2 / rougeL (higher)");
+  s.add("train.metric", t.metric, "what 'best' means: valid_loss (lower), rouge1 / rouge2 / rougeL (summarisers) or f1 (segmentation; higher)");
   s.add("train.freeze", std::vector<std::string>(), "glob patterns of parameter names to freeze");
+  s.add("train.base_model", std::string(),
+        "a trained run or checkpoint whose weights start this model (same architecture and sizes; tensors the base "
+        "lacks, such as PALs, keep their initialisation); `strata train --base` sets it");
+  s.add("train.train_only", std::vector<std::string>(),
+        "glob patterns of the only parameter names that train (every other parameter is frozen); empty = all");
   s.add("train.threads", t.threads, "CPU threads; 0 = every core");
   const decode::GenerationOptions g;
   s.add("decode.max_length", g.max_length, "tokens generated at most, eos included");
@@ -107,9 +122,11 @@ TrainOptions train_options(const Config& c) {
   t.keep_checkpoints = c.get<std::int64_t>("train.keep_checkpoints");
   t.patience = c.get<std::int64_t>("train.patience");
   t.metric = c.get<std::string>("train.metric");
-  if (t.metric != "valid_loss" && t.metric != "rouge1" && t.metric != "rouge2" && t.metric != "rougeL")
-    throw Error("train.metric: unknown metric '" + t.metric + "' (known: valid_loss, rouge1, rouge2, rougeL)");
+  if (t.metric != "valid_loss" && t.metric != "rouge1" && t.metric != "rouge2" && t.metric != "rougeL" &&
+      t.metric != "f1")
+    throw Error("train.metric: unknown metric '" + t.metric + "' (known: valid_loss, rouge1, rouge2, rougeL, f1)");
   t.freeze = c.get<std::vector<std::string>>("train.freeze");
+  t.train_only = c.get<std::vector<std::string>>("train.train_only");
   t.threads = c.get<std::int64_t>("train.threads");
   return t;
 }

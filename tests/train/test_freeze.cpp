@@ -57,6 +57,40 @@ TEST(Freeze, PatternMatchingNothingIsAnError) {
   EXPECT_TRUE(net.encoder->named_parameters()["0.weight"].requires_grad());  // nothing frozen
 }
 
+TEST(TrainOnly, FreezesEverythingElse) {
+  Net net;
+  const std::vector<std::string> frozen = train_only(net, {"encoder.1.*"});
+  EXPECT_EQ(frozen, (std::vector<std::string>{"embed_tokens.weight", "encoder.0.weight", "encoder.0.bias"}));
+  const auto parameters = net.named_parameters();
+  EXPECT_TRUE(parameters["encoder.1.weight"].requires_grad());
+  EXPECT_TRUE(parameters["encoder.1.bias"].requires_grad());
+  EXPECT_FALSE(parameters["encoder.0.bias"].requires_grad());
+  EXPECT_EQ(count_parameters(net).trainable, 20);
+}
+
+TEST(TrainOnly, SeveralPatternsKeepTheirUnion) {
+  Net net;
+  EXPECT_EQ(train_only(net, {"*.weight", "encoder.1.bias"}), (std::vector<std::string>{"encoder.0.bias"}));
+  EXPECT_EQ(count_parameters(net).trainable, 76);
+}
+
+TEST(TrainOnly, NoPatternsFreezeNothing) {
+  Net net;
+  EXPECT_TRUE(train_only(net, {}).empty());
+  EXPECT_EQ(count_parameters(net).trainable, 80);
+}
+
+TEST(TrainOnly, PatternMatchingNothingIsAnError) {
+  Net net;
+  try {
+    train_only(net, {"encoder.1.*", "*.pal.*"});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("train_only pattern '*.pal.*'"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(count_parameters(net).trainable, 80);  // nothing frozen
+}
+
 TEST(Freeze, TiedWeightsCountOnce) {
   Net net;
   net.register_parameter("lm_head_weight", net.embed->weight);

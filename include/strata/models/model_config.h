@@ -64,6 +64,12 @@ struct ModelConfig {
   // layer's cross-attention, weighted by the second-last layer's cross-attention. Kind None
   // = off.
   attn::Relation decoder_hibrids;
+  // Projected attention layers (seed 003 Appendix A): a small attention of pal_size dims and
+  // pal_heads heads beside every encoder layer's self-attention; pal_size 0 = none.
+  // pal_attention: the PAL heads' specs, as encoder_attention.
+  std::int64_t pal_size = 0;
+  std::int64_t pal_heads = 4;
+  std::vector<attn::LayerSpec> pal_attention;
 
   // The spec of `layer` among `count` from a list above (plain when the list is empty).
   static attn::LayerSpec spec_of(const std::vector<attn::LayerSpec>& specs, std::int64_t layer);

@@ -11,6 +11,7 @@
 
 #include "strata/nn/kv_cache.h"
 #include "strata/nn/multi_head_attention.h"
+#include "strata/nn/projected_attention_layer.h"
 
 namespace strata::nn {
 
@@ -25,12 +26,15 @@ struct LayerOptions {
   double activation_dropout = 0.0;  // after the activation
   bool pre_norm = false;
   std::string activation = "gelu";  // "gelu" or "relu"
+  PalOptions pal;                   // encoder layers: a PAL beside self-attention (size 0 = none)
 };
 
 // fc2(dropout(act(fc1(x)))), the position-wise feed-forward block.
 at::Tensor feed_forward(const at::Tensor& x, torch::nn::Linear& fc1, torch::nn::Linear& fc2,
                         const LayerOptions& options, bool training);
 
+// With a PAL (options.pal.size > 0) the self-attention block is seed 003 Eq. 7:
+// LN(h + SA(h) + PAL(h)) post-norm, h + SA(LN h) + PAL(LN h) pre-norm.
 class EncoderLayerImpl : public torch::nn::Module {
  public:
   explicit EncoderLayerImpl(const LayerOptions& options);
@@ -39,6 +43,7 @@ class EncoderLayerImpl : public torch::nn::Module {
                      const attn::TokenLayout* layout = nullptr);
 
   MultiHeadAttention self_attn{nullptr};
+  ProjectedAttentionLayer pal{nullptr};  // null without a PAL
   torch::nn::LayerNorm self_attn_layer_norm{nullptr}, final_layer_norm{nullptr};
   torch::nn::Linear fc1{nullptr}, fc2{nullptr};
 

@@ -19,8 +19,9 @@ struct StackOptions {
   LayerOptions layer;
   std::int64_t layers = 3;
   std::int64_t max_positions = 1024;
-  // Per-layer attention specs (empty = every layer takes layer.attention.spec / cross_spec).
-  std::vector<attn::LayerSpec> self_specs, cross_specs;
+  // Per-layer attention specs (empty = every layer takes layer.attention.spec / cross_spec /
+  // layer.pal.spec). pal_specs: the encoder layers' PAL heads (when layer.pal.size > 0).
+  std::vector<attn::LayerSpec> self_specs, cross_specs, pal_specs;
   // Decoder: HIBRIDS-DEC's tree relation (kind None = off); needs 2 layers and cross-attention.
   attn::Relation hibrids;
 

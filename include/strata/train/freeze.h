@@ -20,6 +20,12 @@ bool glob_match(std::string_view pattern, std::string_view name);
 // strata::Error naming it (a typo would otherwise freeze nothing, silently).
 std::vector<std::string> freeze(torch::nn::Module& module, const std::vector<std::string>& patterns);
 
+// The converse: sets requires_grad = false on every parameter whose name matches none of the
+// patterns (training only an adapter, say "*.pal.*", on a frozen base model) and returns the
+// frozen names in module order. No patterns: nothing is frozen. A pattern that matches no
+// parameter is a strata::Error naming it.
+std::vector<std::string> train_only(torch::nn::Module& module, const std::vector<std::string>& patterns);
+
 struct ParameterCount {
   std::int64_t trainable = 0;
   std::int64_t total = 0;

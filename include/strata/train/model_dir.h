@@ -26,6 +26,9 @@ struct LoadedModel {
 // The model of the checkpoint, in eval mode; strata::Error when it holds another architecture.
 models::Seq2Seq load_seq2seq(const std::filesystem::path& path, LoadedModel& info);
 models::CausalLm load_causal_lm(const std::filesystem::path& path, LoadedModel& info);
-models::EncoderModel load_encoder(const std::filesystem::path& path, LoadedModel& info);
+// `task`, when not empty, is the data.task the encoder must have been trained for
+// ("extractive", "segmentation"); `command` names the command in that error.
+models::EncoderModel load_encoder(const std::filesystem::path& path, LoadedModel& info,
+                                  const std::string& task = "", const std::string& command = "");
 
 }  // namespace strata::train

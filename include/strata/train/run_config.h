@@ -41,6 +41,7 @@ struct TrainOptions {
   std::int64_t patience = 0;       // evaluations without improvement before stopping; 0 = off
   std::string metric = "valid_loss";  // early stopping and "best": valid_loss or a ROUGE key
   std::vector<std::string> freeze;    // parameter-name glob patterns
+  std::vector<std::string> train_only;  // globs of the only parameters that train; empty = all
   std::int64_t threads = 0;           // 0 = every core
 };
 

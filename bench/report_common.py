@@ -1,0 +1,51 @@
+"""What the experiment reports (bench/experiment_report.py, bench/seed003_report.py) share:
+mean ± std over seeds, the best validation loss of a run, the verdict on a seed's claim, and
+writing the page atomically."""
+import json
+import os
+import statistics
+
+
+def mean_std(values):
+    if not values:
+        return float("nan"), float("nan")
+    return statistics.mean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
+def fmt(ms, digits=2):
+    return f"{ms[0]:.{digits}f} ± {ms[1]:.{digits}f}"
+
+
+def best_valid_loss(metrics):
+    """The lowest validation loss of the run (metrics.jsonl rows with split = valid)."""
+    losses = []
+    with open(metrics) as f:
+        for line in f:
+            row = json.loads(line)
+            if row.get("split") == "valid" and "loss" in row:
+                losses.append(row["loss"])
+    return min(losses) if losses else float("nan")
+
+
+def claim(stats, a, b, metric, lower_is_better=False):
+    """Whether system a beats b on metric, and whether by more than the seeds' spread."""
+    if a not in stats or b not in stats:
+        return f"  - {metric}: not run"
+    (ma, sa), (mb, sb) = stats[a][metric], stats[b][metric]
+    diff = mb - ma if lower_is_better else ma - mb
+    spread = max(sa, sb)
+    if diff > spread:
+        verdict = "**holds**"
+    elif diff > 0:
+        verdict = "points the same way, within the seeds' spread (not established)"
+    else:
+        verdict = "**does not hold**"
+    return f"  - {metric}: {ma:.3f} vs {mb:.3f}, better by {diff:+.3f} (larger std {spread:.3f}): {verdict}"
+
+
+def write_atomic(path, lines):
+    tmp = path + ".tmp"
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines))
+    os.replace(tmp, path)

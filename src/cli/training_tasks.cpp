@@ -1,0 +1,135 @@
+#include "training_tasks.h"
+
+#include <torch/torch.h>
+
+#include <cstdio>
+
+#include "strata/attn/patterns.h"
+#include "strata/attn/token_layout.h"
+#include "strata/core/error.h"
+#include "strata/data/extractive_examples.h"
+#include "strata/data/lm_examples.h"
+#include "strata/data/segmentation_examples.h"
+#include "strata/data/seq2seq_examples.h"
+#include "strata/models/causal_lm.h"
+#include "strata/models/encoder_model.h"
+#include "strata/models/seq2seq.h"
+#include "strata/train/extractive_task.h"
+#include "strata/train/lm_task.h"
+#include "strata/train/run_config.h"
+#include "strata/train/segmentation_task.h"
+#include "strata/train/seq2seq_task.h"
+
+namespace strata::cli {
+
+namespace {
+
+// Trees deeper or wider than a HIBRIDS table share its edge entries: say how often.
+void report_clamping(const models::ModelConfig& m, const std::vector<Seq2SeqExample>& examples) {
+  std::vector<attn::Relation> relations;
+  for (const attn::LayerSpec& spec : m.encoder_attention) relations.push_back(spec.bias);
+  relations.push_back(m.decoder_hibrids);
+  for (const attn::Relation& relation : relations) {
+    if (relation.kind != attn::RelationKind::Hibrids) continue;
+    attn::TreeClamping total;
+    for (const Seq2SeqExample& example : examples) {
+      const attn::TreeClamping one = attn::tree_clamping(relation, example.source.tree);
+      total.pairs += one.pairs;
+      total.clamped += one.clamped;
+    }
+    std::printf("hibrids: %lld of %lld section pairs (%.2f%%) lie beyond |PathLen| <= %lld or |LvlDiff| <= %lld "
+                "and share the table's edge entries\n",
+                static_cast<long long>(total.clamped), static_cast<long long>(total.pairs),
+                total.pairs > 0 ? 100.0 * total.clamped / total.pairs : 0.0,
+                static_cast<long long>(relation.max_path), static_cast<long long>(relation.max_level));
+    return;  // the layers share one relation in every recipe; once is enough
+  }
+}
+
+// Sparsity ρ = 1 - |M| / N² (seed 003 §4.3.2) of the encoder's self-attention, averaged over
+// layers, heads and up to 200 examples. Printed only when some layer is structured.
+template <class Example>
+void report_sparsity(const models::ModelConfig& m, const std::vector<Example>& examples) {
+  if (m.encoder_attention.empty() || examples.empty()) return;
+  double total = 0;
+  std::size_t count = 0;
+  for (std::size_t e = 0; e < examples.size() && e < 200; ++e) {
+    const Layout& layout = examples[e].layout;
+    const attn::TokenLayout batch = attn::batch_layouts({&layout});
+    for (std::int64_t layer = 0; layer < m.encoder_layers; ++layer)
+      total += attn::attention_sparsity(models::ModelConfig::spec_of(m.encoder_attention, layer), m.heads, batch,
+                                        static_cast<std::int64_t>(layout.size()));
+    count += static_cast<std::size_t>(m.encoder_layers);
+  }
+  std::printf("sparsity: rho = %.3f (1 - |M|/N^2 of the encoder's self-attention, mean over layers, heads and "
+              "%zu examples)\n", total / static_cast<double>(count), std::min<std::size_t>(examples.size(), 200));
+}
+
+std::unique_ptr<train::TrainTask> encoder_task(const Config& config, const models::ModelConfig& m,
+                                               const Tokenizer& tokenizer, const TaskData& data) {
+  const std::string task = config.get<std::string>("data.task");
+  const train::DataOptions options = train::data_options(config);
+  if (task == "extractive") {
+    if (m.head != models::EncoderHead::Marker) throw Error("model.head: extractive models need the marker head");
+    ExtractiveOptions extract;
+    extract.max_tokens = options.truncation.max_source_tokens;
+    extract.oracle_sentences = static_cast<std::size_t>(config.get<std::int64_t>("extract.oracle_sentences"));
+    auto load = [&](const std::filesystem::path& path) {
+      return path.empty() ? std::vector<ExtractiveExample>{}
+                          : load_extractive_examples(path, tokenizer, extract, !data.quiet, nullptr);
+    };
+    std::vector<ExtractiveExample> train_set = load(data.train), valid_set = load(data.valid);
+    std::printf("data: %zu training and %zu validation documents (extractive)\n", train_set.size(), valid_set.size());
+    report_sparsity(m, train_set.empty() ? valid_set : train_set);
+    train::ExtractiveSelection selection;
+    selection.top_k = static_cast<std::size_t>(config.get<std::int64_t>("extract.top_k"));
+    selection.trigram_blocking = config.get<bool>("extract.trigram_blocking");
+    return std::make_unique<train::ExtractiveTask>(models::EncoderModel(m), tokenizer, std::move(train_set),
+                                                   std::move(valid_set), selection);
+  }
+  if (task == "segmentation") {
+    if (m.head != models::EncoderHead::Sequence) throw Error("model.head: segmentation models need the sequence head");
+    SegmentationOptions segment;
+    segment.context_tokens = static_cast<std::size_t>(config.get<std::int64_t>("segment.context_tokens"));
+    segment.max_candidates_per_document = static_cast<std::size_t>(config.get<std::int64_t>("segment.max_candidates"));
+    auto load = [&](const std::filesystem::path& path) {
+      return path.empty() ? std::vector<SegmentationExample>{}
+                          : load_segmentation_examples(path, tokenizer, segment, !data.quiet, nullptr);
+    };
+    std::vector<SegmentationExample> train_set = load(data.train), valid_set = load(data.valid);
+    std::printf("data: %zu training and %zu validation candidate boundaries (segmentation)\n", train_set.size(),
+                valid_set.size());
+    report_sparsity(m, train_set.empty() ? valid_set : train_set);
+    return std::make_unique<train::SegmentationTask>(models::EncoderModel(m), std::move(train_set),
+                                                     std::move(valid_set));
+  }
+  throw Error("data.task: encoder models learn 'extractive' or 'segmentation', got '" + task + "'");
+}
+
+}  // namespace
+
+std::unique_ptr<train::TrainTask> make_training_task(const Config& config, const models::ModelConfig& m,
+                                                     const Tokenizer& tokenizer, const TaskData& data) {
+  const train::DataOptions options = train::data_options(config);
+  if (m.architecture == models::Architecture::Encoder) return encoder_task(config, m, tokenizer, data);
+  if (m.architecture == models::Architecture::Seq2Seq) {
+    auto load = [&](const std::filesystem::path& path) {
+      return path.empty() ? std::vector<Seq2SeqExample>{}
+                          : load_seq2seq_examples(path, tokenizer, options.truncation, !data.quiet);
+    };
+    std::vector<Seq2SeqExample> train_set = load(data.train), valid_set = load(data.valid);
+    std::printf("data: %zu training and %zu validation documents\n", train_set.size(), valid_set.size());
+    report_clamping(m, train_set);
+    return std::make_unique<train::Seq2SeqTask>(models::Seq2Seq(m), tokenizer, std::move(train_set),
+                                                std::move(valid_set), config.get<std::int64_t>("decode.max_length"));
+  }
+  auto load = [&](const std::filesystem::path& path) {
+    return path.empty() ? train::TokenBlocks{} : load_lm_chunks({path}, tokenizer, options.block_size, !data.quiet);
+  };
+  train::TokenBlocks train_set = load(data.train), valid_set = load(data.valid);
+  std::printf("data: %zu training and %zu validation blocks of %zu tokens\n", train_set.size(), valid_set.size(),
+              options.block_size);
+  return std::make_unique<train::LmTask>(models::CausalLm(m), std::move(train_set), std::move(valid_set));
+}
+
+}  // namespace strata::cli

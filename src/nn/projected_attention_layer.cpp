@@ -1,0 +1,39 @@
+#include "strata/nn/projected_attention_layer.h"
+
+#include <torch/torch.h>
+
+#include "strata/core/error.h"
+
+namespace strata::nn {
+
+ZeroInitLinearImpl::ZeroInitLinearImpl(std::int64_t in_features, std::int64_t out_features) {
+  weight = register_parameter("weight", torch::zeros({out_features, in_features}));
+  bias = register_parameter("bias", torch::zeros({out_features}));
+}
+
+at::Tensor ZeroInitLinearImpl::forward(const at::Tensor& x) {
+  return torch::nn::functional::linear(x, weight, bias);
+}
+
+ProjectedAttentionLayerImpl::ProjectedAttentionLayerImpl(const AttentionOptions& layer,
+                                                         const PalOptions& options) {
+  if (options.size <= 0)
+    throw Error(std::string("model.pal_size: must be positive for a PAL, got ") + std::to_string(options.size));
+  if (options.heads <= 0 || options.size % options.heads != 0)
+    throw Error(std::string("model.pal_size: the PAL size ") + std::to_string(options.size) +
+                " is not divisible by model.pal_heads " + std::to_string(options.heads));
+  AttentionOptions attention = layer;
+  attention.d_model = options.size;
+  attention.heads = options.heads;
+  attention.spec = options.spec;
+  down = register_module("down", torch::nn::Linear(layer.d_model, options.size));
+  attn = register_module("attn", MultiHeadAttention(attention));
+  up = register_module("up", ZeroInitLinear(options.size, layer.d_model));
+}
+
+at::Tensor ProjectedAttentionLayerImpl::forward(const at::Tensor& x, const at::Tensor& padding,
+                                                const strata::attn::TokenLayout* layout) {
+  return up(attn->self_attention(down(x), padding, /*causal=*/false, nullptr, {.layout = layout}));
+}
+
+}  // namespace strata::nn

@@ -1,0 +1,147 @@
+// `strata train` of an extractive encoder (data.task=extractive) and `strata extract` with it,
+// run as a user would on a small generated dataset: the report, its peers, the files, the errors.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/cli.h"
+
+namespace strata {
+namespace {
+
+namespace fs = std::filesystem;
+using test_support::CliResult;
+using test_support::slurp;
+
+class CliExtract : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("strata_cli_extract_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    const char* words[] = {"list", "copy", "files", "directory", "print", "network", "show", "the",
+                           "contents", "of", "a", "remove", "user", "manual", "page", "system"};
+    std::uint32_t state = 11;
+    auto next = [&] { return state = state * 1103515245u + 12345u, (state >> 16) % 16; };
+    // Four sentences per document; the second is the summary, so the oracle picks it.
+    for (const char* split : {"train", "valid"}) {
+      std::ofstream out(dir_ / (std::string(split) + ".jsonl"));
+      for (int i = 0; i < (split[0] == 't' ? 40 : 6); ++i) {
+        std::string body, summary;
+        for (int s = 0; s < 4; ++s) {
+          std::string sentence;
+          for (int w = 0; w < 6; ++w) sentence += std::string(w ? " " : "") + words[next()];
+          sentence += ".";
+          body += std::string(s ? " " : "") + sentence;
+          if (s == 1) summary = sentence;
+        }
+        out << nlohmann::json{{"document", body}, {"summary", summary}}.dump() << "\n";
+      }
+    }
+    ASSERT_EQ(run("tokenizer train --input " + path("train.jsonl") + " --out " + path("tok") +
+                  " --vocab-size 300 --type byte-bpe")
+                  .exit_code,
+              0);
+    std::ofstream(dir_ / "extractive.toml")
+        << "[model]\narchitecture = \"encoder\"\nhead = \"marker\"\nnum_labels = 2\nd_model = 32\nheads = 2\n"
+           "d_ff = 64\nencoder_layers = 1\nmax_positions = 256\n"
+           "[data]\ntask = \"extractive\"\ntrain = \""
+        << path("train.jsonl") << "\"\nvalid = \"" << path("valid.jsonl") << "\"\ntokenizer = \"" << path("tok")
+        << "\"\nmax_source_tokens = 192\n"
+           "[extract]\ntop_k = 2\n"
+           "[train]\nmax_steps = 6\nwarmup_steps = 2\neval_every = 3\neval_docs = 4\nmax_tokens = 1024\nthreads = 1\n";
+    trained_ = run("train --quiet --config " + path("extractive.toml") + " --out " + path("run"));
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+
+  static CliResult run(const std::string& args) { return test_support::run_strata(args, dir_); }
+  static std::string path(const std::string& name) { return (dir_ / name).string(); }
+
+  static fs::path dir_;
+  static CliResult trained_;
+};
+fs::path CliExtract::dir_;
+CliResult CliExtract::trained_;
+
+TEST_F(CliExtract, TrainingAnExtractiveEncoderReportsValidationRouge) {
+  ASSERT_EQ(trained_.exit_code, 0) << trained_.err;
+  EXPECT_TRUE(fs::exists(dir_ / "run/checkpoints/latest"));
+  const std::string metrics = slurp(dir_ / "run/metrics.jsonl");
+  EXPECT_NE(metrics.find("\"rouge1\""), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\"rougeL\""), std::string::npos) << metrics;
+}
+
+TEST_F(CliExtract, ExtractsWithTheRunsSettingsAndScoresLeadAndOracleBeside) {
+  ASSERT_EQ(trained_.exit_code, 0) << trained_.err;
+  const CliResult result = run("extract --quiet --model " + path("run") + " --data " + path("valid.jsonl") +
+                               " --out " + path("preds.jsonl") + " --json " + path("rouge.json"));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  for (const char* row : {"model (top-2)", "lead-2", "oracle (<= 3 sentences)", "rouge1", "rougeL"})
+    EXPECT_NE(result.out.find(row), std::string::npos) << row << "\n" << result.out;
+
+  const nlohmann::json report = nlohmann::json::parse(slurp(dir_ / "rouge.json"));
+  EXPECT_EQ(report["count"], 6);
+  EXPECT_EQ(report["top_k"], 2);
+  EXPECT_EQ(report["trigram_blocking"], false);
+  const auto f1 = [&](const char* system) { return report["systems"][system]["scores"]["rouge1"]["fmeasure"]; };
+  for (const char* system : {"model", "lead", "oracle"}) EXPECT_TRUE(f1(system).contains("low")) << system;
+  // The summary is one of the document's sentences: the oracle finds it exactly.
+  EXPECT_NEAR(f1("oracle")["mean"].get<double>(), 1.0, 1e-9);
+  EXPECT_GE(f1("oracle")["mean"].get<double>(), f1("model")["mean"].get<double>());
+
+  std::istringstream lines(slurp(dir_ / "preds.jsonl"));
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    const nlohmann::json prediction = nlohmann::json::parse(line);
+    const auto selected = prediction["selected"].get<std::vector<std::size_t>>();
+    EXPECT_EQ(selected.size(), 2u) << line;
+    EXPECT_LT(selected[0], selected[1]) << line;  // document order
+    const std::string text = prediction["prediction"];
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << line;  // one sentence per line
+    EXPECT_TRUE(prediction.contains("reference"));
+    ++count;
+  }
+  EXPECT_EQ(count, 6);
+}
+
+TEST_F(CliExtract, FlagsOverrideTheRunsSelection) {
+  ASSERT_EQ(trained_.exit_code, 0) << trained_.err;
+  const CliResult result = run("extract --quiet --model " + path("run") + " --data " + path("valid.jsonl") +
+                               " --top-k 1 --trigram-blocking --limit 3 --json " + path("one.json"));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("model (top-1, trigram blocking)"), std::string::npos) << result.out;
+  const nlohmann::json report = nlohmann::json::parse(slurp(dir_ / "one.json"));
+  EXPECT_EQ(report["count"], 3);
+  EXPECT_EQ(report["top_k"], 1);
+  EXPECT_EQ(report["trigram_blocking"], true);
+}
+
+TEST_F(CliExtract, BadInputIsAnErrorThatNamesIt) {
+  ASSERT_EQ(trained_.exit_code, 0) << trained_.err;
+  const CliResult zero = run("extract --model " + path("run") + " --data " + path("valid.jsonl") + " --top-k 0");
+  EXPECT_NE(zero.exit_code, 0);
+  EXPECT_NE(zero.err.find("--top-k"), std::string::npos) << zero.err;
+
+  const CliResult no_model = run("extract --model " + path("tok") + " --data " + path("valid.jsonl"));
+  EXPECT_NE(no_model.exit_code, 0);
+  EXPECT_NE(no_model.err.find("not a model"), std::string::npos) << no_model.err;
+
+  std::ofstream(dir_ / "empty.jsonl") << R"({"document": "Some text here.", "summary": ""})" << "\n";
+  const CliResult empty = run("extract --model " + path("run") + " --data " + path("empty.jsonl") + " --out " +
+                              path("never.jsonl"));
+  EXPECT_NE(empty.exit_code, 0);
+  EXPECT_NE(empty.err.find("empty.jsonl"), std::string::npos) << empty.err;
+  EXPECT_FALSE(fs::exists(dir_ / "never.jsonl"));
+}
+
+}  // namespace
+}  // namespace strata
