@@ -74,7 +74,8 @@ at::Tensor global_relevance_sums(const at::Tensor& weights, const at::Tensor& pr
                 shape_of(weights) + " need [" + std::to_string(batch) + ", " + std::to_string(length) + ", " +
                 std::to_string(length) + "]");
   if (lengths.dim() != 1 || lengths.size(0) != batch)
-    throw Error(std::string("global relevance: lengths must be [") + std::to_string(batch) + "], got " + shape_of(lengths));
+    throw Error(std::string("global relevance: lengths must be [") + std::to_string(batch) + "], got " +
+                shape_of(lengths));
   const at::Tensor real_lengths = lengths.to(weights.device(), torch::kLong);
   const at::Tensor real =
       torch::arange(length, real_lengths.options()).unsqueeze(0) < real_lengths.unsqueeze(1);  // [B, L]
@@ -184,8 +185,8 @@ GlobalRelevance global_relevance(torch::nn::Module& model, AnalysisBatchSource& 
       for (std::size_t l = 0; l < layers.size(); ++l) {
         const at::Tensor& weights = layers[l].module->recorded_weights();
         if (!weights.defined())
-          throw Error(std::string("global relevance: ") + layers[l].name + " recorded no attention weights (the analysis "
-                      "batch's forward does not run it)");
+          throw Error(std::string("global relevance: ") + layers[l].name +
+                      " recorded no attention weights (the analysis batch's forward does not run it)");
         totals[p][l] += global_relevance_sums(weights, predicate, lengths).sum(0).cpu();
       }
     }

@@ -181,7 +181,8 @@ HeadImportance head_importance(train::TrainTask& task, const ImportanceOptions& 
       params[l] = head_parameters(a);
       for (const at::Tensor& p : params[l]) {
         if (!p.requires_grad())
-          throw Error(std::string("head importance (taylor): ") + layers[l].name + " is frozen; its heads' parameters need gradients");
+          throw Error(std::string("head importance (taylor): ") + layers[l].name +
+                      " is frozen; its heads' parameters need gradients");
         inputs.push_back(p);
         grad_sums[l].push_back(torch::zeros_like(p));
       }

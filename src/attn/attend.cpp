@@ -2,6 +2,7 @@
 
 #include "kernels/fused.h"
 #include "kernels/reference.h"
+#include "kernels/token_sorted.h"
 #include "strata/attn/attention_call.h"
 #include "strata/core/error.h"
 
@@ -24,7 +25,7 @@ std::string_view kernel_name(Kernel kernel) {
 at::Tensor attend(const AttentionCall& call, Kernel kernel) {
   switch (kernel) {
     case Kernel::Reference: return reference_attention(call);
-    case Kernel::Fused: return fused_attention(call);
+    case Kernel::Fused: return token_sorting_applies(call) ? attend_token_sorted(call) : fused_attention(call);
   }
   throw Error("attend: unknown kernel");
 }

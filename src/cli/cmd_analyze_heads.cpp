@@ -36,31 +36,10 @@ struct HeadsOptions {
   bool quiet = false;
 };
 
-// The model's training task on `data` as validation set, with the checkpoint's weights.
-struct AnalysisModel {
-  fs::path checkpoint;
-  std::unique_ptr<Tokenizer> tokenizer;  // the task reads it: declared first, destroyed last
-  std::unique_ptr<train::TrainTask> task;
-};
-
-AnalysisModel load_analysis_model(const std::string& model, const std::string& data, bool quiet) {
-  AnalysisModel out;
-  out.checkpoint = train::resolve_checkpoint(model);
-  train::Checkpoint checkpoint = train::load_checkpoint(out.checkpoint);
-  const std::string config_file = (out.checkpoint / "config.json").string();
-  const models::ModelConfig config = models::ModelConfig::from_json(checkpoint.model_config, config_file);
-  Config run = Config::from_json(checkpoint.run_config, config_file);
-  run.validate(train::run_schema());
-  if (!checkpoint.tokenizer_dir) throw Error(out.checkpoint.string() + ": no tokenizer/ in the checkpoint");
-  out.tokenizer = load_tokenizer(*checkpoint.tokenizer_dir);
-  out.task = make_training_task(run, config, *out.tokenizer, {"", data, quiet});
-  train::load_weights_into(out.task->model(), checkpoint.weights, (out.checkpoint / "model.safetensors").string());
-  return out;
-}
-
 std::string describe(const analysis::HeadImportance& importance) {
-  return fmt::format("{}{}", importance.method == analysis::ImportanceMethod::Taylor ? "first-order Taylor" : "head mask",
-                     importance.normalize == analysis::ImportanceNormalization::Layer ? ", L2-normalised per layer" : "");
+  const bool taylor = importance.method == analysis::ImportanceMethod::Taylor;
+  const bool per_layer = importance.normalize == analysis::ImportanceNormalization::Layer;
+  return fmt::format("{}{}", taylor ? "first-order Taylor" : "head mask", per_layer ? ", L2-normalised per layer" : "");
 }
 
 // Layers down, heads across, the most important head of each layer starred.
@@ -90,7 +69,7 @@ void analyze_heads(const HeadsOptions& options) {
   importance_options.max_examples = options.max_examples;
   importance_options.max_tokens = options.max_tokens;
 
-  AnalysisModel loaded = load_analysis_model(options.model, options.data, options.quiet);
+  TrainedTask loaded = load_trained_task(options.model, options.data, options.quiet);
   const std::size_t available = loaded.task->costs(train::Split::Valid).size();
   const std::size_t examples = options.max_examples > 0 ? std::min(options.max_examples, available) : available;
   Progress progress("head importance", examples, "examples", options.quiet);

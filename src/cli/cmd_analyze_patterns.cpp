@@ -39,28 +39,6 @@ struct PatternsOptions {
   bool quiet = false;
 };
 
-// The model's training task on `data` as validation set, with the checkpoint's weights.
-struct AnalysisModel {
-  fs::path checkpoint;
-  std::unique_ptr<Tokenizer> tokenizer;  // the task reads it: declared first, destroyed last
-  std::unique_ptr<train::TrainTask> task;
-};
-
-AnalysisModel load_analysis_model(const std::string& model, const std::string& data, bool quiet) {
-  AnalysisModel out;
-  out.checkpoint = train::resolve_checkpoint(model);
-  train::Checkpoint checkpoint = train::load_checkpoint(out.checkpoint);
-  const std::string config_file = (out.checkpoint / "config.json").string();
-  const models::ModelConfig config = models::ModelConfig::from_json(checkpoint.model_config, config_file);
-  Config run = Config::from_json(checkpoint.run_config, config_file);
-  run.validate(train::run_schema());
-  if (!checkpoint.tokenizer_dir) throw Error(out.checkpoint.string() + ": no tokenizer/ in the checkpoint");
-  out.tokenizer = load_tokenizer(*checkpoint.tokenizer_dir);
-  out.task = make_training_task(run, config, *out.tokenizer, {"", data, quiet});
-  train::load_weights_into(out.task->model(), checkpoint.weights, (out.checkpoint / "model.safetensors").string());
-  return out;
-}
-
 // --definitions: a JSON object given inline, or the path of a file holding one.
 nlohmann::json read_definitions(const std::string& text) {
   const bool inline_json = text.find_first_not_of(" \t\n") != std::string::npos &&
@@ -81,7 +59,8 @@ std::string head_label(const analysis::GlobalRelevance& gr, const analysis::Rank
 void print_summary(const analysis::GlobalRelevance& gr) {
   std::size_t width = 7;
   for (const analysis::PatternRelevance& p : gr.patterns) width = std::max(width, p.pattern.size());
-  fmt::print("{:<{}}  {:>7}  {:>7}  {:>9}  {:<8}  best head\n", "pattern", width, "mean", "std", "mean+3std", "3-sigma");
+  fmt::print("{:<{}}  {:>7}  {:>7}  {:>9}  {:<8}  best head\n", "pattern", width, "mean", "std", "mean+3std",
+             "3-sigma");
   for (const analysis::PatternRelevance& p : gr.patterns) {
     const std::string best = p.top.empty() ? std::string("-")
                                            : fmt::format("{:.4f} ({})", p.top[0].value, head_label(gr, p.top[0]));
@@ -98,13 +77,14 @@ void print_summary(const analysis::GlobalRelevance& gr) {
 
 void analyze_patterns(const PatternsOptions& options) {
   attn::PatternSet known;
-  const nlohmann::json definitions = options.definitions.empty() ? nlohmann::json() : read_definitions(options.definitions);
+  const nlohmann::json definitions =
+      options.definitions.empty() ? nlohmann::json() : read_definitions(options.definitions);
   if (!definitions.is_null()) known.define(definitions);
   const std::vector<attn::Pattern> patterns = known.parse_list(options.patterns);
   if (patterns.empty())
     throw Error(fmt::format("--patterns: no pattern named; known patterns: {}", fmt::join(known.names(), ", ")));
 
-  AnalysisModel loaded = load_analysis_model(options.model, options.data, options.quiet);
+  TrainedTask loaded = load_trained_task(options.model, options.data, options.quiet);
   torch::nn::Module& model = loaded.task->model();
   const std::vector<analysis::NamedAttention> layers = analysis::encoder_self_attention(model);
   auto* source = dynamic_cast<analysis::AnalysisBatchSource*>(loaded.task.get());
@@ -178,7 +158,8 @@ void register_analyze_patterns(CLI::App& analyze) {
       "from 0), PATTERN.svg and PATTERN.png (layers × heads, the first layer on top, heads from 1) and "
       "prints a summary.");
   auto options = std::make_shared<PatternsOptions>();
-  patterns->add_option("--model", options->model, "a run directory or checkpoint of `strata train` (seq2seq or encoder)")
+  patterns
+      ->add_option("--model", options->model, "a run directory or checkpoint of `strata train` (seq2seq or encoder)")
       ->required();
   patterns->add_option("--data", options->data, "validation data (JSONL, as the model was trained on)")->required();
   patterns->add_option("--out", options->out, "output directory (default: MODEL/patterns)");

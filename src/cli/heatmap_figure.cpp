@@ -64,6 +64,10 @@ std::size_t widest_row(const Heatmap& h) {
   return heads;
 }
 
+std::string row_label(const Heatmap& h, std::int64_t r) {
+  return r < static_cast<std::int64_t>(h.rows.size()) ? h.rows[r] : std::string();
+}
+
 std::string value_text(double v) { return fmt::format("{:.3f}", std::abs(v) < 5e-4 ? 0.0 : v); }
 
 }  // namespace
@@ -94,7 +98,7 @@ std::string heatmap_svg(const Heatmap& h) {
   out += "<g font-size=\"11\" fill=\"#1a1a1a\">\n";
   for (std::int64_t r = 0; r < layers; ++r)
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", left - 8,
-                       kTop + r * kCellH + kCellH / 2 + 4, escaped(r < static_cast<std::int64_t>(h.rows.size()) ? h.rows[r] : ""));
+                       kTop + r * kCellH + kCellH / 2 + 4, escaped(row_label(h, r)));
   for (std::int64_t c = 0; c < heads; ++c)
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + c * kCellW + kCellW / 2,
                        axis_y, c + 1);
@@ -106,19 +110,18 @@ std::string heatmap_svg(const Heatmap& h) {
       const double v = h.values[r][c];
       const double t = scale.at(v);
       const std::int64_t x = left + static_cast<std::int64_t>(c) * kCellW, y = kTop + r * kCellH;
-      const std::string row = r < static_cast<std::int64_t>(h.rows.size()) ? h.rows[r] : "";
       out += fmt::format(
           "<g><title>{} head {}: {:.6g}</title><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" "
           "stroke=\"#d0d0d0\"/><text x=\"{}\" y=\"{}\" fill=\"{}\">{}</text></g>\n",
-          escaped(row), c + 1, v, x, y, kCellW, kCellH, hex(shade(t)), x + kCellW / 2, y + kCellH / 2 + 4,
+          escaped(row_label(h, r)), c + 1, v, x, y, kCellW, kCellH, hex(shade(t)), x + kCellW / 2, y + kCellH / 2 + 4,
           t > 0.55 ? "#ffffff" : "#1a1a1a", value_text(v));
     }
   for (const auto& [r, c] : h.outlined) {
     if (r >= h.values.size() || c >= h.values[r].size()) continue;
+    const auto x = left + static_cast<std::int64_t>(c) * kCellW, y = kTop + static_cast<std::int64_t>(r) * kCellH;
     out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\" "
                        "stroke-width=\"2.5\"/>\n",
-                       left + static_cast<std::int64_t>(c) * kCellW + 1, kTop + static_cast<std::int64_t>(r) * kCellH + 1,
-                       kCellW - 2, kCellH - 2, hex(kOutline));
+                       x + 1, y + 1, kCellW - 2, kCellH - 2, hex(kOutline));
   }
   out += "</g>\n";
   const std::int64_t bar_w = std::max<std::int64_t>(grid_w, 240);

@@ -14,8 +14,10 @@
 #include "strata/models/causal_lm.h"
 #include "strata/models/encoder_model.h"
 #include "strata/models/seq2seq.h"
+#include "strata/train/checkpoint.h"
 #include "strata/train/extractive_task.h"
 #include "strata/train/lm_task.h"
+#include "strata/train/model_dir.h"
 #include "strata/train/run_config.h"
 #include "strata/train/segmentation_task.h"
 #include "strata/train/seq2seq_task.h"
@@ -130,6 +132,21 @@ std::unique_ptr<train::TrainTask> make_training_task(const Config& config, const
   std::printf("data: %zu training and %zu validation blocks of %zu tokens\n", train_set.size(), valid_set.size(),
               options.block_size);
   return std::make_unique<train::LmTask>(models::CausalLm(m), std::move(train_set), std::move(valid_set));
+}
+
+TrainedTask load_trained_task(const std::filesystem::path& model, const std::filesystem::path& data, bool quiet) {
+  TrainedTask out;
+  out.checkpoint = train::resolve_checkpoint(model);
+  const train::Checkpoint checkpoint = train::load_checkpoint(out.checkpoint);
+  const std::string config_file = (out.checkpoint / "config.json").string();
+  const models::ModelConfig config = models::ModelConfig::from_json(checkpoint.model_config, config_file);
+  Config run = Config::from_json(checkpoint.run_config, config_file);
+  run.validate(train::run_schema());
+  if (!checkpoint.tokenizer_dir) throw Error(out.checkpoint.string() + ": no tokenizer/ in the checkpoint");
+  out.tokenizer = load_tokenizer(*checkpoint.tokenizer_dir);
+  out.task = make_training_task(run, config, *out.tokenizer, {"", data, quiet});
+  train::load_weights_into(out.task->model(), checkpoint.weights, (out.checkpoint / "model.safetensors").string());
+  return out;
 }
 
 }  // namespace strata::cli

@@ -21,4 +21,13 @@ struct TaskData {
 std::unique_ptr<train::TrainTask> make_training_task(const Config& config, const models::ModelConfig& model,
                                                      const Tokenizer& tokenizer, const TaskData& data);
 
+// A trained model (run or checkpoint directory) inside its training task, with `data` as the
+// validation split: what the analyses read (`strata analyze heads|patterns`).
+struct TrainedTask {
+  std::filesystem::path checkpoint;
+  std::unique_ptr<Tokenizer> tokenizer;  // the task reads it: declared first, destroyed last
+  std::unique_ptr<train::TrainTask> task;
+};
+TrainedTask load_trained_task(const std::filesystem::path& model, const std::filesystem::path& data, bool quiet);
+
 }  // namespace strata::cli

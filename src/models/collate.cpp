@@ -77,4 +77,25 @@ LmBatch collate_lm(std::span<const std::vector<std::int32_t>> chunks, std::span<
   return batch;
 }
 
+EncoderBatch collate_encoder(const std::vector<const Layout*>& rows, std::int64_t pad_id, bool with_layout) {
+  std::size_t width = 1;
+  for (const Layout* layout : rows) width = std::max(width, layout->size());
+  EncoderBatch batch;
+  batch.ids = torch::full({static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(width)}, pad_id,
+                          torch::kInt64);
+  batch.padding = torch::zeros_like(batch.ids, torch::kBool);
+  auto ids = batch.ids.accessor<std::int64_t, 2>();
+  auto padding = batch.padding.accessor<bool, 2>();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::vector<std::int32_t>& tokens = rows[i]->token;
+    for (std::size_t t = 0; t < tokens.size(); ++t) {
+      ids[i][t] = tokens[t];
+      padding[i][t] = true;
+    }
+    batch.tokens += static_cast<std::int64_t>(tokens.size());
+  }
+  if (with_layout) batch.layout = attn::batch_layouts(rows, static_cast<std::int64_t>(width));
+  return batch;
+}
+
 }  // namespace strata::models

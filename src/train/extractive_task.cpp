@@ -8,6 +8,7 @@
 
 #include "strata/attn/token_layout.h"
 #include "strata/core/error.h"
+#include "strata/models/collate.h"
 #include "strata/core/progress.h"
 #include "strata/eval/rouge.h"
 #include "strata/text/tokenizer.h"
@@ -16,38 +17,20 @@ namespace strata::train {
 
 namespace {
 
-struct ExtractiveBatch {
-  at::Tensor ids;      // [B, L] int64, padded with pad_id
-  at::Tensor padding;  // [B, L] bool, true = real token
-  at::Tensor labels;   // [S] int64: the rows' sentence labels, row by row
-  attn::TokenLayout layout;  // filled when asked for
-  std::int64_t tokens = 0;
+struct ExtractiveBatch : models::EncoderBatch {
+  at::Tensor labels;  // [S] int64: the rows' sentence labels, row by row
 };
 
 ExtractiveBatch collate(std::span<const ExtractiveExample> examples, std::span<const std::size_t> rows,
                         std::int64_t pad_id, bool with_layout) {
-  std::size_t width = 1;
-  for (const std::size_t r : rows) width = std::max(width, examples[r].ids.size());
-  ExtractiveBatch batch;
-  batch.ids = torch::full({static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(width)}, pad_id,
-                          torch::kInt64);
-  batch.padding = torch::zeros_like(batch.ids, torch::kBool);
-  auto ids = batch.ids.accessor<std::int64_t, 2>();
-  auto padding = batch.padding.accessor<bool, 2>();
-  std::vector<std::int64_t> labels;
   std::vector<const Layout*> layouts;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const ExtractiveExample& example = examples[rows[i]];
-    for (std::size_t t = 0; t < example.ids.size(); ++t) {
-      ids[i][t] = example.ids[t];
-      padding[i][t] = true;
-    }
-    labels.insert(labels.end(), example.labels.begin(), example.labels.end());
-    layouts.push_back(&example.layout);
-    batch.tokens += static_cast<std::int64_t>(example.ids.size());
+  std::vector<std::int64_t> labels;
+  for (const std::size_t r : rows) {
+    layouts.push_back(&examples[r].layout);
+    labels.insert(labels.end(), examples[r].labels.begin(), examples[r].labels.end());
   }
+  ExtractiveBatch batch{models::collate_encoder(layouts, pad_id, with_layout), {}};
   batch.labels = torch::tensor(labels, torch::kInt64);
-  if (with_layout) batch.layout = attn::batch_layouts(layouts, static_cast<std::int64_t>(width));
   return batch;
 }
 
@@ -142,6 +125,12 @@ BatchLoss ExtractiveTask::loss(Split split, std::span<const std::size_t> rows, d
       collate(split == Split::Train ? train_ : valid_, rows, model_->config().pad_id, model_->uses_layout());
   const at::Tensor logits = sentence_logits(model_, batch);
   return {token_loss_sum(logits, batch.labels, label_smoothing), batch.labels.size(0), batch.tokens};
+}
+
+AnalysisBatch ExtractiveTask::analysis_batch(Split split, std::span<const std::size_t> rows) {
+  std::vector<const Layout*> layouts;
+  for (const std::size_t r : rows) layouts.push_back(&(split == Split::Train ? train_ : valid_)[r].layout);
+  return encoder_analysis_batch(model_, layouts);
 }
 
 std::map<std::string, double> ExtractiveTask::extra_metrics(std::int64_t documents) {

@@ -7,6 +7,7 @@
 
 #include "strata/attn/token_layout.h"
 #include "strata/core/error.h"
+#include "strata/models/collate.h"
 #include "strata/core/progress.h"
 #include "strata/data/token_batches.h"
 #include "strata/eval/boundary_scores.h"
@@ -15,41 +16,20 @@ namespace strata::train {
 
 namespace {
 
-struct SegmentationBatch {
-  at::Tensor ids;      // [B, L] int64, padded with the pad id
-  at::Tensor padding;  // [B, L] bool, true = real token
-  at::Tensor labels;   // [B] int64
-  attn::TokenLayout layout;  // only for a model whose attention reads it
-  std::int64_t tokens = 0;
+struct SegmentationBatch : models::EncoderBatch {
+  at::Tensor labels;  // [B] int64
 };
 
 SegmentationBatch collate(std::span<const SegmentationExample> examples,
                           std::span<const std::size_t> rows, std::int64_t pad_id, bool with_layout) {
-  std::size_t width = 1;
-  for (const std::size_t r : rows) width = std::max(width, examples[r].layout.size());
-  const auto batch_rows = static_cast<std::int64_t>(rows.size());
-  SegmentationBatch batch;
-  batch.ids = torch::full({batch_rows, static_cast<std::int64_t>(width)}, pad_id, torch::kInt64);
-  batch.padding = torch::zeros({batch_rows, static_cast<std::int64_t>(width)}, torch::kBool);
-  batch.labels = torch::empty({batch_rows}, torch::kInt64);
-  auto ids = batch.ids.accessor<std::int64_t, 2>();
-  auto padding = batch.padding.accessor<bool, 2>();
-  auto labels = batch.labels.accessor<std::int64_t, 1>();
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const SegmentationExample& example = examples[rows[i]];
-    const auto row = static_cast<std::int64_t>(i);
-    for (std::size_t t = 0; t < example.layout.size(); ++t) {
-      ids[row][static_cast<std::int64_t>(t)] = example.layout.token[t];
-      padding[row][static_cast<std::int64_t>(t)] = true;
-    }
-    labels[row] = example.label;
-    batch.tokens += static_cast<std::int64_t>(example.layout.size());
+  std::vector<const Layout*> layouts;
+  std::vector<std::int64_t> labels;
+  for (const std::size_t r : rows) {
+    layouts.push_back(&examples[r].layout);
+    labels.push_back(examples[r].label);
   }
-  if (with_layout) {
-    std::vector<const Layout*> layouts;
-    for (const std::size_t r : rows) layouts.push_back(&examples[r].layout);
-    batch.layout = attn::batch_layouts(layouts, static_cast<std::int64_t>(width));
-  }
+  SegmentationBatch batch{models::collate_encoder(layouts, pad_id, with_layout), {}};
+  batch.labels = torch::tensor(labels, torch::kInt64);
   return batch;
 }
 
@@ -96,6 +76,12 @@ BatchLoss SegmentationTask::loss(Split split, std::span<const std::size_t> rows,
       collate(split == Split::Train ? train_ : valid_, rows, model_->config().pad_id, model_->uses_layout());
   return {token_loss_sum(logits_of(model_, batch), batch.labels, label_smoothing),
           static_cast<std::int64_t>(rows.size()), batch.tokens};
+}
+
+AnalysisBatch SegmentationTask::analysis_batch(Split split, std::span<const std::size_t> rows) {
+  std::vector<const Layout*> layouts;
+  for (const std::size_t r : rows) layouts.push_back(&(split == Split::Train ? train_ : valid_)[r].layout);
+  return encoder_analysis_batch(model_, layouts);
 }
 
 std::map<std::string, double> SegmentationTask::extra_metrics(std::int64_t documents) {

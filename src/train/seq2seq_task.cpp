@@ -33,6 +33,15 @@ BatchLoss Seq2SeqTask::loss(Split split, std::span<const std::size_t> rows, doub
           batch.source_tokens + batch.target_tokens};
 }
 
+AnalysisBatch Seq2SeqTask::analysis_batch(Split split, std::span<const std::size_t> rows) {
+  const models::ModelConfig& c = model_->config();
+  models::Seq2SeqBatch b = models::collate_seq2seq(split == Split::Train ? train_ : valid_, rows, c.pad_id,
+                                                   c.decoder_start_id, /*with_targets=*/false, /*with_layout=*/true);
+  AnalysisBatch out{b.source, b.source_padding, b.source_layout, {}};
+  out.forward = [model = model_, b]() mutable { model->encode(b.source, b.source_padding, &b.source_layout); };
+  return out;
+}
+
 std::map<std::string, double> Seq2SeqTask::extra_metrics(std::int64_t documents) {
   const std::size_t n = std::min(valid_.size(), static_cast<std::size_t>(std::max<std::int64_t>(documents, 0)));
   if (n == 0) return {};

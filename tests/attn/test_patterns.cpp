@@ -122,6 +122,43 @@ TEST(Patterns, FixedHeadsCopyExactlyTheirNeighbour) {
   }
 }
 
+// The fused kernel runs matching_token heads with the tokens in sorted order (so that tiles can
+// be skipped) and the other heads as they are: outputs and gradients must stay the reference's.
+TEST(Patterns, MatchingHeadsInTokenOrderGiveTheReferenceNumbers) {
+  torch::manual_seed(5);
+  const std::int64_t batch = 2, heads = 4, length = 50;
+  TokenLayout layout;
+  layout.token = torch::randint(0, 12, {batch, length}, torch::kInt32);
+  layout.sentence = (torch::arange(length, torch::kInt32) / 7).expand({batch, length}).contiguous();
+  layout.repeated = torch::zeros({batch, length}, torch::kInt32);
+  for (std::int64_t b = 0; b < batch; ++b)
+    for (std::int64_t i = 0; i < length; ++i)
+      layout.repeated[b][i] = (layout.token[b] == layout.token[b][i]).sum().item<std::int64_t>() > 1 ? 1 : 0;
+  LayerSpec spec;
+  spec.heads = {HeadSpec{Mask::of(MaskKind::MatchingToken)}, HeadSpec{}, HeadSpec{Mask::of(MaskKind::SameSentence)},
+                HeadSpec{Mask::of(MaskKind::MatchingToken)}};
+  at::Tensor padding = torch::ones({batch, length}, torch::kBool);
+  padding[1].narrow(0, 40, 10).fill_(false);
+  std::vector<at::Tensor> outputs, grads;
+  for (Kernel kernel : {Kernel::Reference, Kernel::Fused}) {
+    torch::manual_seed(6);
+    AttentionCall call;
+    call.q = torch::randn({batch, heads, length, 8}, torch::kDouble).requires_grad_();
+    call.k = torch::randn({batch, heads, length, 8}, torch::kDouble).requires_grad_();
+    call.v = torch::randn({batch, heads, length, 8}, torch::kDouble).requires_grad_();
+    call.key_padding = padding;
+    call.spec = &spec;
+    call.query_layout = &layout;
+    call.key_layout = &layout;
+    const at::Tensor out = attend(call, kernel);
+    (out * torch::linspace(-1, 1, out.numel(), torch::kDouble).view(out.sizes())).sum().backward();
+    outputs.push_back(out.detach());
+    for (const at::Tensor& t : {call.q, call.k, call.v}) grads.push_back(t.grad());
+  }
+  EXPECT_TRUE(torch::allclose(outputs[0], outputs[1], 1e-10, 1e-10));
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_TRUE(torch::allclose(grads[i], grads[i + 3], 1e-10, 1e-10)) << i;
+}
+
 TEST(Patterns, SparsityCountsTheVisiblePairs) {
   const TokenLayout layout = six_tokens();
   const PatternSet set;

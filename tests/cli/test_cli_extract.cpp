@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "strata/core/safetensors.h"
 #include "support/cli.h"
 
 namespace strata {
@@ -123,6 +124,40 @@ TEST_F(CliExtract, FlagsOverrideTheRunsSelection) {
   EXPECT_EQ(report["count"], 3);
   EXPECT_EQ(report["top_k"], 1);
   EXPECT_EQ(report["trigram_blocking"], true);
+}
+
+// Seed 003 §4.3.3: PALs with the patterns in their heads train beside a frozen base model.
+TEST_F(CliExtract, PalsWithPatternsTrainOnAFrozenBase) {
+  ASSERT_EQ(trained_.exit_code, 0) << trained_.err;
+  const CliResult pal = run("train --quiet --config " + path("extractive.toml") + " --recipe pal-patterns --base " +
+                            path("run") + " --out " + path("pal") + " model.pal_size=16 model.pal_heads=4");
+  ASSERT_EQ(pal.exit_code, 0) << pal.err;
+  EXPECT_NE(pal.out.find("new (not in the base): "), std::string::npos) << pal.out;
+  EXPECT_NE(pal.out.find("0 unused"), std::string::npos) << pal.out;
+  EXPECT_EQ(pal.out.find("trainable%: 100.0000"), std::string::npos) << pal.out;  // the base is frozen
+  // The base's own weights came through unchanged; the PAL's up-projection trained away from 0.
+  auto weights = [](const fs::path& run, const char* which) {  // checkpoints/<which> names a step
+    std::string step = slurp(run / "checkpoints" / which);
+    step.erase(step.find_last_not_of(" \n") + 1);
+    return SafetensorsFile(run / "checkpoints" / step / "model.safetensors");
+  };
+  const SafetensorsFile base = weights(dir_ / "run", "best");  // what --base loads
+  const SafetensorsFile tuned = weights(dir_ / "pal", "latest");
+  for (const char* name : {"encoder.layers.0.fc1.weight", "encoder.layers.0.self_attn.q_proj.weight"}) {
+    const auto a = base.bytes(base.entry(name)), b = tuned.bytes(tuned.entry(name));
+    EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end())) << name;
+  }
+  const auto up = tuned.bytes(tuned.entry("encoder.layers.0.pal.up.weight"));
+  EXPECT_TRUE(std::any_of(up.begin(), up.end(), [](std::byte x) { return x != std::byte{0}; }));
+  const std::string config = slurp(tuned.path().parent_path() / "config.json");
+  EXPECT_NE(config.find("matching_token"), std::string::npos) << config;  // the PAL heads' patterns
+  const CliResult extracted = run("extract --quiet --model " + path("pal") + " --data " + path("valid.jsonl"));
+  EXPECT_EQ(extracted.exit_code, 0) << extracted.err;
+  // A base of another size is refused, naming the field.
+  const CliResult wrong = run("train --quiet --config " + path("extractive.toml") + " --recipe pal --base " +
+                              path("run") + " --out " + path("pal_wrong") + " model.d_model=64");
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_NE(wrong.err.find("d_model"), std::string::npos) << wrong.err;
 }
 
 TEST_F(CliExtract, BadInputIsAnErrorThatNamesIt) {

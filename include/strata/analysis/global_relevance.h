@@ -18,6 +18,7 @@
 
 #include "strata/analysis/head_importance.h"
 #include "strata/attn/token_layout.h"
+#include "strata/train/analysis_batch.h"
 #include "strata/train/task.h"
 
 namespace strata {
@@ -36,25 +37,8 @@ namespace strata::analysis {
 // empty example). strata::Error on mismatched shapes.
 at::Tensor global_relevance_sums(const at::Tensor& weights, const at::Tensor& predicate, const at::Tensor& lengths);
 
-// One batch of a task's examples as the pattern analyses read it.
-struct AnalysisBatch {
-  at::Tensor ids;      // [B, L] int64: the tokens the analysed attention reads (the encoder's)
-  at::Tensor padding;  // [B, L] bool, true = real token; real tokens first in each row
-  // [B, L] ids the patterns read: token and repeated (matching_token), sentence
-  // (intra_sentence), segment (intra_context); batch_layouts() fills them all.
-  attn::TokenLayout layout;
-  // Runs the model over the batch, at least as far as the analysed attention modules (the
-  // encoder); called in eval mode without gradients.
-  std::function<void()> forward;
-};
-
-// What a task implements beside TrainTask so that its model's attention can be analysed.
-class AnalysisBatchSource {
- public:
-  virtual ~AnalysisBatchSource() = default;
-  // The examples `rows` of the split, padded into one batch.
-  virtual AnalysisBatch analysis_batch(train::Split split, std::span<const std::size_t> rows) = 0;
-};
+using train::AnalysisBatch;
+using train::AnalysisBatchSource;
 
 // True when `text` is non-empty and every character is Unicode punctuation (categories Pc,
 // Pd, Ps, Pe, Pi, Pf, Po) once leading and trailing whitespace is stripped.

@@ -31,6 +31,16 @@ Seq2SeqBatch collate_seq2seq(std::span<const Seq2SeqExample> examples, std::span
                              std::int64_t pad_id, std::int64_t decoder_start_id, bool with_targets = true,
                              bool with_layout = false);
 
+// An encoder's inputs: each layout's tokens as one row, padded on the right.
+struct EncoderBatch {
+  at::Tensor ids;      // [B, L] int64, padded with pad_id
+  at::Tensor padding;  // [B, L] bool, true = real token
+  attn::TokenLayout layout;  // when asked for (models whose attention reads it, analyses)
+  std::int64_t tokens = 0;   // real tokens
+};
+
+EncoderBatch collate_encoder(const std::vector<const Layout*>& rows, std::int64_t pad_id, bool with_layout);
+
 struct LmBatch {
   at::Tensor inputs;  // [B, T] int64: chunk[:-1], padded with pad_id
   at::Tensor labels;  // [B, T]: chunk[1:], kIgnoreLabel after its end

@@ -10,6 +10,7 @@
 
 #include "strata/data/extractive_examples.h"
 #include "strata/models/encoder_model.h"
+#include "strata/train/analysis_batch.h"
 #include "strata/train/task.h"
 
 namespace strata {
@@ -36,7 +37,7 @@ std::vector<std::string> extractive_summaries(std::span<const ExtractiveExample>
                                               const std::vector<std::vector<float>>& scores,
                                               const ExtractiveSelection& selection);
 
-class ExtractiveTask : public TrainTask {
+class ExtractiveTask : public TrainTask, public AnalysisBatchSource {
  public:
   // strata::Error unless the model has a marker head with 2 labels reading the tokenizer's
   // sep token.
@@ -48,6 +49,8 @@ class ExtractiveTask : public TrainTask {
   BatchLoss loss(Split split, std::span<const std::size_t> rows, double label_smoothing) override;
   // rouge1, rouge2, rougeL F (stemmed, 0..1, as the seq2seq task) of the selected sentences.
   std::map<std::string, double> extra_metrics(std::int64_t documents) override;
+  // Encoder inputs of the rows, for the attention analyses (`strata analyze patterns`).
+  AnalysisBatch analysis_batch(Split split, std::span<const std::size_t> rows) override;
 
  private:
   models::EncoderModel model_;

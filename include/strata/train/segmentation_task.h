@@ -8,6 +8,7 @@
 
 #include "strata/data/segmentation_examples.h"
 #include "strata/models/encoder_model.h"
+#include "strata/train/analysis_batch.h"
 #include "strata/train/task.h"
 
 namespace strata {
@@ -16,7 +17,7 @@ class Progress;
 
 namespace strata::train {
 
-class SegmentationTask : public TrainTask {
+class SegmentationTask : public TrainTask, public AnalysisBatchSource {
  public:
   // strata::Error unless the model has the sequence head with 2 labels and room
   // (model.max_positions) for the longest example.
@@ -30,6 +31,8 @@ class SegmentationTask : public TrainTask {
   // `documents` validation examples, predicted by argmax. The count is of candidate
   // boundaries (examples), not of documents; 0 gives no metrics.
   std::map<std::string, double> extra_metrics(std::int64_t documents) override;
+  // Encoder inputs of the rows, for the attention analyses (`strata analyze patterns`).
+  AnalysisBatch analysis_batch(Split split, std::span<const std::size_t> rows) override;
 
  private:
   models::EncoderModel model_;

@@ -5,6 +5,7 @@
 
 #include "strata/data/seq2seq_examples.h"
 #include "strata/models/seq2seq.h"
+#include "strata/train/analysis_batch.h"
 #include "strata/train/task.h"
 
 namespace strata {
@@ -13,7 +14,7 @@ class Tokenizer;
 
 namespace strata::train {
 
-class Seq2SeqTask : public TrainTask {
+class Seq2SeqTask : public TrainTask, public AnalysisBatchSource {
  public:
   Seq2SeqTask(models::Seq2Seq model, const Tokenizer& tokenizer, std::vector<Seq2SeqExample> train,
               std::vector<Seq2SeqExample> valid, std::int64_t max_length);
@@ -21,6 +22,8 @@ class Seq2SeqTask : public TrainTask {
   const std::vector<std::size_t>& costs(Split split) const override;
   BatchLoss loss(Split split, std::span<const std::size_t> rows, double label_smoothing) override;
   std::map<std::string, double> extra_metrics(std::int64_t documents) override;
+  // Encoder inputs of the rows, for the attention analyses (`strata analyze patterns`).
+  AnalysisBatch analysis_batch(Split split, std::span<const std::size_t> rows) override;
 
  private:
   models::Seq2Seq model_;
