@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <exception>
 #include <numeric>
 #include <set>
 #include <utility>
@@ -13,6 +12,7 @@
 #include "strata/core/error.h"
 #include "strata/core/progress.h"
 #include "strata/core/strings.h"
+#include "strata/data/parallel_documents.h"
 #include "strata/doc/dataset.h"
 #include "strata/eval/rouge.h"
 #include "strata/text/tokenizer.h"
@@ -21,7 +21,6 @@ namespace strata {
 
 namespace {
 
-constexpr std::size_t kReadBatch = 1024;  // documents read before each parallel pass
 
 void check(const ExtractiveOptions& options) {
   if (options.max_tokens < 3)
@@ -219,19 +218,8 @@ std::vector<ExtractiveExample> load_extractive_examples(const std::filesystem::p
   std::vector<Document> batch;
 
   const auto make_batch = [&] {
-    std::vector<Made> made(batch.size());
-    std::exception_ptr failure;  // an exception must not leave the parallel region
-#pragma omp parallel for schedule(dynamic, 4)
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      try {
-        made[i] = make(batch[i], tokenizer, options, wrappers);
-      } catch (...) {
-#pragma omp critical
-        if (!failure) failure = std::current_exception();
-      }
-      progress.add();
-    }
-    if (failure) std::rethrow_exception(failure);
+    std::vector<Made> made = make_in_parallel<Made>(
+        batch, progress, [&](const Document& d) { return make(d, tokenizer, options, wrappers); });
     for (Made& m : made) {
       if (!m.example) {
         ++stats.skipped;
@@ -247,7 +235,7 @@ std::vector<ExtractiveExample> load_extractive_examples(const std::filesystem::p
   while (reader.next(document)) {
     ++stats.documents;
     batch.push_back(std::move(document));
-    if (batch.size() == kReadBatch) make_batch();
+    if (batch.size() == kDocumentBatch) make_batch();
   }
   make_batch();
   progress.finish();

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <exception>
 #include <utility>
 
 #include <fmt/format.h>
@@ -11,6 +10,7 @@
 #include "strata/core/diagnostics.h"
 #include "strata/core/error.h"
 #include "strata/core/progress.h"
+#include "strata/data/parallel_documents.h"
 #include "strata/doc/dataset.h"
 #include "strata/text/tokenizer.h"
 
@@ -18,7 +18,6 @@ namespace strata {
 
 namespace {
 
-constexpr std::size_t kReadBatch = 256;  // documents read before each parallel tokenization
 
 struct Specials {
   std::int32_t cls = 0, sep = 0;
@@ -122,19 +121,8 @@ std::vector<SegmentationExample> load_segmentation_examples(const std::filesyste
   std::vector<Document> batch;
 
   const auto tokenize_batch = [&] {
-    std::vector<std::vector<SegmentationExample>> made(batch.size());
-    std::exception_ptr failure;  // an exception must not leave the parallel region
-#pragma omp parallel for schedule(dynamic, 4)
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      try {
-        made[i] = make(batch[i], tokenizer, options, specials);
-      } catch (...) {
-#pragma omp critical
-        if (!failure) failure = std::current_exception();
-      }
-      progress.add();
-    }
-    if (failure) std::rethrow_exception(failure);
+    std::vector<std::vector<SegmentationExample>> made = make_in_parallel<std::vector<SegmentationExample>>(
+        batch, progress, [&](const Document& d) { return make(d, tokenizer, options, specials); });
     for (std::vector<SegmentationExample>& candidates : made) {
       stats.skipped += candidates.empty();
       for (SegmentationExample& example : candidates) {
@@ -149,7 +137,7 @@ std::vector<SegmentationExample> load_segmentation_examples(const std::filesyste
   while (reader.next(document)) {
     ++stats.documents;
     batch.push_back(std::move(document));
-    if (batch.size() == kReadBatch) tokenize_batch();
+    if (batch.size() == kDocumentBatch) tokenize_batch();
   }
   tokenize_batch();
   progress.finish();

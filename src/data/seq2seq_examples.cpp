@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <exception>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -13,6 +12,7 @@
 #include "strata/core/error.h"
 #include "strata/core/progress.h"
 #include "strata/core/strings.h"
+#include "strata/data/parallel_documents.h"
 #include "strata/doc/dataset.h"
 #include "strata/text/tokenizer.h"
 
@@ -20,7 +20,6 @@ namespace strata {
 
 namespace {
 
-constexpr std::size_t kReadBatch = 1024;  // documents read before each parallel tokenization
 
 void check(const TruncationOptions& options) {
   if (options.max_source_tokens < 2)
@@ -276,19 +275,8 @@ std::vector<Seq2SeqExample> load_seq2seq_examples(const std::filesystem::path& j
   std::vector<Document> batch;
 
   const auto tokenize_batch = [&] {
-    std::vector<Made> made(batch.size());
-    std::exception_ptr failure;  // an exception must not leave the parallel region
-#pragma omp parallel for schedule(dynamic, 4)
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      try {
-        made[i] = make(batch[i], tokenizer, options, eos, markers);
-      } catch (...) {
-#pragma omp critical
-        if (!failure) failure = std::current_exception();
-      }
-      progress.add();
-    }
-    if (failure) std::rethrow_exception(failure);
+    std::vector<Made> made = make_in_parallel<Made>(
+        batch, progress, [&](const Document& d) { return make(d, tokenizer, options, eos, markers); });
     for (Made& m : made) {
       stats.sources_truncated += m.source.truncated;
       stats.section_levels_clamped += m.source.levels_clamped;
@@ -307,7 +295,7 @@ std::vector<Seq2SeqExample> load_seq2seq_examples(const std::filesystem::path& j
       continue;
     }
     batch.push_back(std::move(document));
-    if (batch.size() == kReadBatch) tokenize_batch();
+    if (batch.size() == kDocumentBatch) tokenize_batch();
   }
   tokenize_batch();
   progress.finish();

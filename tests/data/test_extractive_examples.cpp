@@ -16,20 +16,8 @@ namespace strata {
 namespace {
 
 using test_support::error_of;
+using test_support::SepWordTokenizer;
 using test_support::WordTokenizer;
-
-// The whitespace tokenizer with a [SEP] token (id 4); <s> (id 1) serves as [CLS].
-class SepWordTokenizer : public WordTokenizer {
- public:
-  SepWordTokenizer() {
-    specials_.sep = "[SEP]";
-    encode("[SEP]");
-  }
-  const SpecialTokens& specials() const override { return specials_; }
-
- private:
-  SpecialTokens specials_ = WordTokenizer().specials();
-};
 
 // Root: one sentence; section A: two sentences in one paragraph, one in the next.
 Document two_section_document() {

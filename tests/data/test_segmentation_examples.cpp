@@ -17,20 +17,8 @@ namespace strata {
 namespace {
 
 using test_support::error_of;
+using test_support::SepWordTokenizer;
 using test_support::WordTokenizer;
-
-// WordTokenizer with a [SEP] token; [CLS] is its bos <s>.
-class SepWordTokenizer : public WordTokenizer {
- public:
-  SepWordTokenizer() {
-    specials_.sep = "[SEP]";
-    encode("[SEP]");
-  }
-  const SpecialTokens& specials() const override { return specials_; }
-
- private:
-  SpecialTokens specials_ = WordTokenizer().specials();
-};
 
 class NoBosTokenizer : public WordTokenizer {
  public:

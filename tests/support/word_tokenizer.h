@@ -53,4 +53,18 @@ class WordTokenizer : public Tokenizer {
   mutable std::vector<std::string> pieces_;
 };
 
+// WordTokenizer with a [SEP] token (id 4); <s> (id 1) serves as [CLS]: the BERTSum and
+// Cross-Segment inputs of seed 003's tasks.
+class SepWordTokenizer : public WordTokenizer {
+ public:
+  SepWordTokenizer() {
+    specials_.sep = "[SEP]";
+    encode("[SEP]");
+  }
+  const SpecialTokens& specials() const override { return specials_; }
+
+ private:
+  SpecialTokens specials_ = WordTokenizer().specials();
+};
+
 }  // namespace strata::test_support

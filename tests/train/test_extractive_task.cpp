@@ -18,19 +18,7 @@ namespace strata::train {
 namespace {
 
 using test_support::error_of;
-
-// The whitespace tokenizer with a [SEP] token (id 4); <s> (id 1) serves as [CLS].
-class SepWordTokenizer : public test_support::WordTokenizer {
- public:
-  SepWordTokenizer() {
-    specials_.sep = "[SEP]";
-    encode("[SEP]");
-  }
-  const SpecialTokens& specials() const override { return specials_; }
-
- private:
-  SpecialTokens specials_ = WordTokenizer().specials();
-};
+using test_support::SepWordTokenizer;
 
 models::ModelConfig tiny_config(std::int64_t marker_id, bool intra_sentence_head = false) {
   models::ModelConfig c;
