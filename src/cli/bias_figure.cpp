@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "png.h"
+#include "strata/core/strings.h"
 
 namespace strata::cli {
 
@@ -40,18 +41,6 @@ double max_abs_of(const attn::BiasMatrix& m) {
   double max_abs = 0;
   for (const float v : m.values) max_abs = std::max(max_abs, std::abs(static_cast<double>(v)));
   return max_abs;
-}
-
-std::string escaped(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
 }
 
 std::size_t utf8_length(const std::string& text) {
@@ -92,7 +81,7 @@ std::string bias_svg(const attn::BiasMatrix& m, const std::string& title) {
       "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
       "<title>{2}</title>\n<rect width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n"
       "<text x=\"{3}\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">{2}</text>\n",
-      width, height, escaped(title), width / 2);
+      width, height, xml_escape(title), width / 2);
   // Axis titles: keys across the top, queries down the left.
   out += fmt::format("<text x=\"{}\" y=\"48\" font-size=\"12\" text-anchor=\"middle\" fill=\"#444444\">"
                      "key section</text>\n",
@@ -102,7 +91,7 @@ std::string bias_svg(const attn::BiasMatrix& m, const std::string& title) {
                      grid_left - kLeft + 18, kTop + grid / 2);
   out += "<g font-size=\"11\" fill=\"#1a1a1a\">\n";
   for (std::int64_t k = 0; k < s; ++k) {
-    const std::string label = escaped(section_label(m.sections[k]));
+    const std::string label = xml_escape(section_label(m.sections[k]));
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
                        grid_left + k * kCell + kCell / 2, kTop - 8, label);
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", grid_left - 8,
@@ -123,7 +112,7 @@ std::string bias_svg(const attn::BiasMatrix& m, const std::string& title) {
       out += fmt::format(
           "<g><title>{}</title><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" "
           "stroke=\"#d0d0d0\"/><text x=\"{}\" y=\"{}\" fill=\"{}\">{}</text></g>\n",
-          escaped(tip), left, top, kCell, kCell, hex(colour_of(v, max_abs)), left + kCell / 2,
+          xml_escape(tip), left, top, kCell, kCell, hex(colour_of(v, max_abs)), left + kCell / 2,
           top + kCell / 2 + 4, light_text ? "#ffffff" : "#1a1a1a", hundredfold(v));
     }
   out += "</g>\n";

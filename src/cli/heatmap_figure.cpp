@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "png.h"
+#include "strata/core/strings.h"
 
 namespace strata::cli {
 
@@ -46,18 +47,6 @@ Rgb shade(double t) {
 
 std::string hex(const Rgb& c) { return fmt::format("#{:02x}{:02x}{:02x}", c[0], c[1], c[2]); }
 
-std::string escaped(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
-}
-
 std::size_t widest_row(const Heatmap& h) {
   std::size_t heads = 0;
   for (const auto& row : h.values) heads = std::max(heads, row.size());
@@ -94,11 +83,11 @@ std::string heatmap_svg(const Heatmap& h) {
       "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
       "<title>{2}</title>\n<rect width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n"
       "<text x=\"{3}\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">{2}</text>\n",
-      width, height, escaped(h.title), width / 2);
+      width, height, xml_escape(h.title), width / 2);
   out += "<g font-size=\"11\" fill=\"#1a1a1a\">\n";
   for (std::int64_t r = 0; r < layers; ++r)
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", left - 8,
-                       kTop + r * kCellH + kCellH / 2 + 4, escaped(row_label(h, r)));
+                       kTop + r * kCellH + kCellH / 2 + 4, xml_escape(row_label(h, r)));
   for (std::int64_t c = 0; c < heads; ++c)
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + c * kCellW + kCellW / 2,
                        axis_y, c + 1);
@@ -113,7 +102,7 @@ std::string heatmap_svg(const Heatmap& h) {
       out += fmt::format(
           "<g><title>{} head {}: {:.6g}</title><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" "
           "stroke=\"#d0d0d0\"/><text x=\"{}\" y=\"{}\" fill=\"{}\">{}</text></g>\n",
-          escaped(row_label(h, r)), c + 1, v, x, y, kCellW, kCellH, hex(shade(t)), x + kCellW / 2, y + kCellH / 2 + 4,
+          xml_escape(row_label(h, r)), c + 1, v, x, y, kCellW, kCellH, hex(shade(t)), x + kCellW / 2, y + kCellH / 2 + 4,
           t > 0.55 ? "#ffffff" : "#1a1a1a", value_text(v));
     }
   for (const auto& [r, c] : h.outlined) {
@@ -135,7 +124,7 @@ std::string heatmap_svg(const Heatmap& h) {
                      left, bar_y + 24, value_text(scale.lo), left + bar_w, bar_y + 24, value_text(scale.hi));
   out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#444444\">{}</text>\n"
                      "</svg>\n",
-                     width / 2, bar_y + 48, escaped(h.legend));
+                     width / 2, bar_y + 48, xml_escape(h.legend));
   return out;
 }
 

@@ -6,22 +6,11 @@
 #include <fmt/format.h>
 
 #include "png.h"
+#include "strata/core/strings.h"
 
 namespace strata::cli {
 
 namespace {
-
-// XML text: the title is a mask expression, which may hold '&'.
-std::string escaped(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else out += c;
-  }
-  return out;
-}
 
 bool same_runs(const std::vector<MaskImage::Run>& a, const std::vector<MaskImage::Run>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const MaskImage::Run& x, const MaskImage::Run& y) {
@@ -51,7 +40,7 @@ std::string mask_svg(const MaskImage& image) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
       "viewBox=\"0 0 {} {}\" shape-rendering=\"crispEdges\">\n<title>{}</title>\n"
       "<rect width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n<g fill=\"#1a1a1a\">\n",
-      image.cols * scale, image.rows * scale, image.cols, image.rows, escaped(image.title),
+      image.cols * scale, image.rows * scale, image.cols, image.rows, xml_escape(image.title),
       image.cols, image.rows);
   // Consecutive rows with the same runs share their rects (a block diagonal is one rect a block).
   for (std::size_t r = 0; r < image.runs.size();) {

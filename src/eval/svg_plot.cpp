@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "strata/core/error.h"
+#include "strata/core/strings.h"
 
 namespace strata {
 
@@ -22,21 +23,6 @@ constexpr double kCharWidth = 7.0;  // rough advance of a 12px sans-serif glyph,
 // exact power of ten avoids 3 * 0.2 == 0.6000000000000001 in tick labels.
 double scaled(double k_times_f, int e) {
   return e >= 0 ? k_times_f * std::pow(10.0, e) : k_times_f / std::pow(10.0, -e);
-}
-
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 // Shortest round-trip form: 0.2, 100, 5400, 1e-05.

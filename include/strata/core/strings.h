@@ -1,5 +1,6 @@
 #pragma once
 // Small string helpers shared by the parsers.
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -18,5 +19,8 @@ inline std::string_view trim(std::string_view s, std::string_view chars = kWhite
 
 // Lines split on '\n', a trailing '\r' removed from each; "a\n" gives {"a", ""}.
 std::vector<std::string_view> split_lines(std::string_view text);
+
+// `text` safe inside XML (SVG) text and attribute values: & < > " ' as entities.
+std::string xml_escape(std::string_view text);
 
 }  // namespace strata
