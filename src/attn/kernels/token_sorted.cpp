@@ -73,6 +73,10 @@ bool token_sorting_applies(const AttentionCall& call) {
   return any;
 }
 
+TokenLayout token_ordered_layout(const TokenLayout& layout) {
+  return reorder_layout(layout, token_order(layout, layout.token.size(0)));
+}
+
 at::Tensor attend_token_sorted(const AttentionCall& call) {
   const std::int64_t heads = call.q.size(1), batch = call.q.size(0);
   std::vector<std::int64_t> matching, others;
