@@ -88,6 +88,20 @@ echo "== $total runs, $jobs at a time (one thread each)"
 for seed in $seeds; do for system in $systems; do echo "$system $seed"; done; done |
   xargs -P "$jobs" -n 2 bash -c 'run_one "$@"' _
 
-python3 bench/seed003_report.py --runs "$out/runs" --config "$config" --systems "$systems" \
-  --strata "$strata" --minutes "$(( ($(date +%s) - started) / 60 ))" --out "$report"
+# The pipeline of §3.1 on seed 1's models: head importance of vanilla and patterned models,
+# and the global relevance of the patterns in the vanilla ones; the report reads the JSON.
+analyze() {
+  local kind=$1 run=$2 dir="$out/analysis/$1-$2"
+  shift 2
+  [[ -f "$out/runs/$run/result.json" && ! -f "$dir/done" ]] || return 0
+  OMP_NUM_THREADS=2 "$strata" analyze "$kind" --model "$out/runs/$run/run" --data "$out/corpus/validation.jsonl" \
+    --out "$dir" --quiet "$@" > "$dir.log" 2>&1 && touch "$dir/done" || echo "FAILED: analyze $kind $run (see $dir.log)"
+}
+mkdir -p "$out/analysis"
+for run in ext-6x8-s1 ext-6x8-p4-s1 seg-6x8-s1 seg-6x8-p4-s1; do analyze heads "$run"; done
+all_patterns=matching_token,intra_sentence,intra_context,previous_token,next_token,special_token,punctuation
+for run in ext-6x8-s1 seg-6x8-s1; do analyze patterns "$run" --patterns "$all_patterns"; done
+
+python3 bench/seed003_report.py --runs "$out/runs" --analysis "$out/analysis" --config "$config" \
+  --systems "$systems" --strata "$strata" --minutes "$(( ($(date +%s) - started) / 60 ))" --out "$report"
 echo "== wrote $report"

@@ -74,10 +74,55 @@ def heads_of(system):
     return "+" + " +".join(variant)
 
 
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+
+
+def analysis_section(analysis_dir):
+    """Steps 1-3 of the pipeline (§3.1) on seed 1's models: which heads matter, and how much of
+    the vanilla models' attention follows each pattern."""
+    lines = ["", "## The pipeline on the trained models (§3.1, seed 1)", ""]
+    if not analysis_dir or not os.path.isdir(analysis_dir):
+        return lines + ["Not run."]
+    lines += ["Head importance: first-order Taylor on the validation loss, each layer's scores divided by their "
+              "L2 norm (`strata analyze heads`). In the patterned models heads 1–4 carry matching token, "
+              "intra-sentence (or -context), previous token and next token; heads 5–8 are plain. Appendix C of "
+              "the seed finds the patterned heads the more important ones.", "",
+              "| model | mean importance, heads 1–4 | mean importance, heads 5–8 | most important head per layer (1-based) |",
+              "|---|---|---|---|"]
+    for run in ("ext-6x8-s1", "ext-6x8-p4-s1", "seg-6x8-s1", "seg-6x8-p4-s1"):
+        d = read_json(os.path.join(analysis_dir, f"heads-{run}", "importance.json"))
+        if not d:
+            continue
+        first = statistics.mean(v for row in d["scores"] for v in row[:4])
+        rest = statistics.mean(v for row in d["scores"] for v in row[4:])
+        tops = ", ".join(str(h + 1) for h in d["top_head_per_layer"])
+        lines.append(f"| {run} | {first:.3f} | {rest:.3f} | {tops} |")
+    lines += ["", "Global relevance GR(P, h) (Eq. 1) of each pattern over every head of the vanilla models "
+              "(`strata analyze patterns`): mean and std over the 48 heads, the best head, and whether a head "
+              "lies more than 3 std above the mean (the seed's rule for keeping a pattern).", "",
+              "| model | pattern | mean GR | std | best head (layer, head) | best GR | kept |", "|---|---|---|---|---|---|---|"]
+    for run in ("ext-6x8-s1", "seg-6x8-s1"):
+        d = read_json(os.path.join(analysis_dir, f"patterns-{run}", "relevance.json"))
+        if not d:
+            continue
+        for p in d["patterns"]:
+            best = p["top"][0] if p["top"] else {"layer": -1, "head": -1, "value": float("nan")}
+            lines.append(f"| {run} | {p['name']} | {p['mean']:.4f} | {p['std']:.4f} | "
+                         f"({best['layer'] + 1}, {best['head'] + 1}) | {best['value']:.4f} | "
+                         f"{'yes' if p['kept'] else 'no'} |")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--runs", required=True)
     ap.add_argument("--config", required=True)
+    ap.add_argument("--analysis", help="the analyses' directory (bench/seed003.sh writes OUT/analysis)")
     ap.add_argument("--systems", required=True)
     ap.add_argument("--strata", required=True)
     ap.add_argument("--minutes", type=int, default=0)
@@ -168,6 +213,7 @@ def main():
         lines.append(f"- {text}")
         for metric in metrics + ("valid_loss",):
             lines.append(claim(stats, a, b, metric, lower_is_better=metric == "valid_loss"))
+    lines += analysis_section(args.analysis)
     lines += ["", "## Settings", "", "`configs/seed003.toml`, with `train.seed` = each seed and `threads = 1` "
               "(two runs side by side on 2 cores); the 6 × 12 systems add `model.heads=12 model.d_model=96`. "
               "Recipes:", ""]
