@@ -7,6 +7,7 @@ against the seeds' spread."""
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -82,7 +83,23 @@ def read_json(path):
         return None
 
 
-def analysis_section(analysis_dir):
+def copy_figures(analysis_dir, report_path):
+    """The analyses' SVG heatmaps beside the report (REPORT_DIR/seed003/), as Markdown links."""
+    figures_dir = os.path.join(os.path.dirname(report_path) or ".", "seed003")
+    os.makedirs(figures_dir, exist_ok=True)
+    links = []
+    for name in sorted(os.listdir(analysis_dir)):
+        source = os.path.join(analysis_dir, name)
+        if not os.path.isdir(source):
+            continue
+        for svg in sorted(f for f in os.listdir(source) if f.endswith(".svg")):
+            target = f"{name}-{svg}"
+            shutil.copyfile(os.path.join(source, svg), os.path.join(figures_dir, target))
+            links.append(f"[{name} {svg[:-4]}](seed003/{target})")
+    return links
+
+
+def analysis_section(analysis_dir, report_path):
     """Steps 1-3 of the pipeline (§3.1) on seed 1's models: which heads matter, and how much of
     the vanilla models' attention follows each pattern."""
     lines = ["", "## The pipeline on the trained models (§3.1, seed 1)", ""]
@@ -115,6 +132,9 @@ def analysis_section(analysis_dir):
             lines.append(f"| {run} | {p['name']} | {p['mean']:.4f} | {p['std']:.4f} | "
                          f"({best['layer'] + 1}, {best['head'] + 1}) | {best['value']:.4f} | "
                          f"{'yes' if p['kept'] else 'no'} |")
+    links = copy_figures(analysis_dir, report_path)
+    if links:
+        lines += ["", "Heatmaps (layers × heads, the first layer on top): " + ", ".join(links) + "."]
     return lines
 
 
@@ -213,7 +233,7 @@ def main():
         lines.append(f"- {text}")
         for metric in metrics + ("valid_loss",):
             lines.append(claim(stats, a, b, metric, lower_is_better=metric == "valid_loss"))
-    lines += analysis_section(args.analysis)
+    lines += analysis_section(args.analysis, args.out)
     lines += ["", "## Settings", "", "`configs/seed003.toml`, with `train.seed` = each seed and `threads = 1` "
               "(two runs side by side on 2 cores); the 6 × 12 systems add `model.heads=12 model.d_model=96`. "
               "Recipes:", ""]
