@@ -124,7 +124,7 @@ std::shared_ptr<TrainFlags> add_train_flags(CLI::App* sub) {
   sub->add_option("--recipe", flags->recipe,
                   "a named system (`strata recipes list`): its settings apply over --config, the overrides over both");
   sub->add_option("--base", flags->base,
-                  "a trained run whose weights start this model (train.base_model): PALs and prefixes train on a frozen base");
+                  "a trained run whose weights start this model (train.base_model), e.g. to train PALs on a frozen base");
   sub->add_option("--out", flags->out, "run directory: checkpoints, metrics.jsonl, config.toml (default: runs/<config name>)");
   sub->add_flag("--resume", flags->resume, "continue the run in --out from its latest checkpoint");
   sub->add_flag("--print-config", flags->print_config, "print the effective config (defaults filled in) and exit");
