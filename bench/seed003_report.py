@@ -93,6 +93,8 @@ def copy_figures(analysis_dir, report_path):
         if not os.path.isdir(source):
             continue
         for svg in sorted(f for f in os.listdir(source) if f.endswith(".svg")):
+            if name.startswith("patterns-ext") and svg.startswith("intra_context"):
+                continue  # one segment per extractive input: nothing to see
             target = f"{name}-{svg}"
             shutil.copyfile(os.path.join(source, svg), os.path.join(figures_dir, target))
             links.append(f"[{name} {svg[:-4]}](seed003/{target})")
@@ -121,13 +123,16 @@ def analysis_section(analysis_dir, report_path):
         lines.append(f"| {run} | {first:.3f} | {rest:.3f} | {tops} |")
     lines += ["", "Global relevance GR(P, h) (Eq. 1) of each pattern over every head of the vanilla models "
               "(`strata analyze patterns`): mean and std over the 48 heads, the best head, and whether a head "
-              "lies more than 3 std above the mean (the seed's rule for keeping a pattern).", "",
+              "lies more than 3 std above the mean (the seed's rule for keeping a pattern; where the std is "
+              "tiny, as in attention that is nearly uniform, the rule fires on noise).", "",
               "| model | pattern | mean GR | std | best head (layer, head) | best GR | kept |", "|---|---|---|---|---|---|---|"]
     for run in ("ext-6x8-s1", "seg-6x8-s1"):
         d = read_json(os.path.join(analysis_dir, f"patterns-{run}", "relevance.json"))
         if not d:
             continue
         for p in d["patterns"]:
+            if run.startswith("ext") and p["name"] == "intra_context":
+                continue  # an extractive input is one segment: GR is 1 for every head
             best = p["top"][0] if p["top"] else {"layer": -1, "head": -1, "value": float("nan")}
             lines.append(f"| {run} | {p['name']} | {p['mean']:.4f} | {p['std']:.4f} | "
                          f"({best['layer'] + 1}, {best['head'] + 1}) | {best['value']:.4f} | "
