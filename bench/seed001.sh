@@ -19,14 +19,7 @@ config=configs/seed001.toml
 mkdir -p "$out/runs"
 started=$(date +%s)
 
-if [[ ! -f "$out/corpus/test.jsonl" ]]; then
-  echo "== corpus: the installed man pages (sections and subsections give the tree)"
-  "$strata" data manpages --out "$out/corpus" --exclude 'gcloud*'
-fi
-if [[ ! -f "$out/tokenizer/strata-tokenizer.json" ]]; then
-  echo "== tokenizer: unigram 8000 with the structural markers [SEC], [SEC-L1..4]"
-  "$strata" tokenizer train --input "$out/corpus/train.jsonl" --out "$out/tokenizer" --vocab-size 8000 --type unigram
-fi
+source bench/corpus_and_tokenizer.sh
 
 # One system and seed: train, then score the test split; result.json holds what the report reads.
 run_one() {
