@@ -12,6 +12,7 @@
 
 #include "strata/core/safetensors.h"
 #include "support/cli.h"
+#include "support/toy_words.h"
 #include "support/expect.h"
 
 namespace strata {
@@ -28,22 +29,14 @@ class CliAnalyze : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("strata_cli_analyze_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    const char* words[] = {"list", "copy", "files", "directory", "print", "network", "show", "the",
-                           "contents", "of", "a", "remove", "user", "manual", "page", "system"};
-    std::uint32_t state = 11;
-    auto next = [&] { return state = state * 1103515245u + 12345u, (state >> 16) % 16; };
-    auto sentence = [&] {
-      std::string text;
-      for (int w = 0; w < 8; ++w) text += std::string(w ? " " : "") + words[next()];
-      return text + ".";
-    };
+    test_support::ToyWords toy(11);
+    auto sentence = [&] { return toy.words(8) + "."; };
     // Native documents with a section tree (tool > usage > options, tool > notes), so that
     // the tables see pairs of different sections and learn from them.
     for (const char* split : {"train", "valid"}) {
       std::ofstream out(dir_ / (std::string(split) + ".jsonl"));
       for (int i = 0; i < (split[0] == 't' ? 24 : 4); ++i) {
-        std::string summary;
-        for (int w = 0; w < 4; ++w) summary += std::string(w ? " " : "") + words[next()];
+        const std::string summary = toy.words(4);
         const json options = {{"heading", "options"}, {"paragraphs", {sentence()}}};
         const json usage = {{"heading", "usage"}, {"paragraphs", {sentence()}}, {"sections", {options}}};
         const json notes = {{"heading", "notes"}, {"paragraphs", {sentence()}}};

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/cli.h"
+#include "support/toy_words.h"
 #include "support/expect.h"
 
 namespace strata {
@@ -28,20 +29,12 @@ class CliAnalyzeHeads : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("strata_cli_analyze_heads_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    const char* words[] = {"list", "copy", "files", "directory", "print", "network", "show", "the",
-                           "contents", "of", "a", "remove", "user", "manual", "page", "system"};
-    std::uint32_t state = 7;
-    auto next = [&] { return state = state * 1103515245u + 12345u, (state >> 16) % 16; };
-    auto sentence = [&] {
-      std::string text;
-      for (int w = 0; w < 6; ++w) text += std::string(w ? " " : "") + words[next()];
-      return text + ".";
-    };
+    test_support::ToyWords toy(7);
+    auto sentence = [&] { return toy.words(6) + "."; };
     for (const char* split : {"train", "valid"}) {
       std::ofstream out(dir_ / (std::string(split) + ".jsonl"));
       for (int i = 0; i < (split[0] == 't' ? 16 : 4); ++i) {
-        std::string summary;
-        for (int w = 0; w < 4; ++w) summary += std::string(w ? " " : "") + words[next()];
+        const std::string summary = toy.words(4);
         const json body = {{"heading", "description"}, {"paragraphs", {sentence() + " " + sentence()}}};
         out << json{{"id", std::string(split) + std::to_string(i)}, {"title", "tool"},
                     {"paragraphs", {sentence()}}, {"sections", {body}}, {"summary", summary}}

@@ -14,6 +14,7 @@
 
 #include "strata/core/safetensors.h"
 #include "support/cli.h"
+#include "support/toy_words.h"
 
 namespace strata {
 namespace {
@@ -28,19 +29,14 @@ class CliExtract : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("strata_cli_extract_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    const char* words[] = {"list", "copy", "files", "directory", "print", "network", "show", "the",
-                           "contents", "of", "a", "remove", "user", "manual", "page", "system"};
-    std::uint32_t state = 11;
-    auto next = [&] { return state = state * 1103515245u + 12345u, (state >> 16) % 16; };
+    test_support::ToyWords toy(11);
     // Four sentences per document; the second is the summary, so the oracle picks it.
     for (const char* split : {"train", "valid"}) {
       std::ofstream out(dir_ / (std::string(split) + ".jsonl"));
       for (int i = 0; i < (split[0] == 't' ? 40 : 6); ++i) {
         std::string body, summary;
         for (int s = 0; s < 4; ++s) {
-          std::string sentence;
-          for (int w = 0; w < 6; ++w) sentence += std::string(w ? " " : "") + words[next()];
-          sentence += ".";
+          const std::string sentence = toy.words(6) + ".";
           body += std::string(s ? " " : "") + sentence;
           if (s == 1) summary = sentence;
         }

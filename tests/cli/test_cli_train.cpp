@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/cli.h"
+#include "support/toy_words.h"
 
 namespace strata {
 namespace {
@@ -23,19 +24,14 @@ class CliTrain : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("strata_cli_train_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    const char* words[] = {"list", "copy", "files", "directory", "print", "network", "show", "the",
-                           "contents", "of", "a", "remove", "user", "manual", "page", "system"};
-    std::uint32_t state = 7;
-    auto next = [&] { return state = state * 1103515245u + 12345u, (state >> 16) % 16; };
+    test_support::ToyWords toy(7);
     for (const char* split : {"train", "valid"}) {
       std::ofstream out(dir_ / (std::string(split) + ".jsonl"));
       for (int i = 0; i < (split[0] == 't' ? 40 : 6); ++i) {
-        std::string summary, body;
-        for (int w = 0; w < 4; ++w) summary += std::string(w ? " " : "") + words[next()];
-        body = summary + ". ";
+        const std::string summary = toy.words(4);
+        std::string body = summary + ". ";
         for (int s = 0; s < 4; ++s) {
-          for (int w = 0; w < 8; ++w) body += std::string(w ? " " : "") + words[next()];
-          body += ". ";
+          body += toy.words(8) + ". ";
         }
         out << nlohmann::json{{"document", body}, {"summary", summary}}.dump() << "\n";
       }
