@@ -199,6 +199,29 @@ bool LayerSpec::is_plain() const {
 }
 
 namespace {
+bool only_prefix_blocks(const Mask& mask) {
+  switch (mask.kind) {
+    case MaskKind::All:
+    case MaskKind::PrefixBlock: return true;
+    case MaskKind::And:
+    case MaskKind::Or:
+    case MaskKind::Not:
+      for (const Mask& operand : mask.operands)
+        if (!only_prefix_blocks(operand)) return false;
+      return true;
+    default: return false;
+  }
+}
+}  // namespace
+
+bool LayerSpec::reads_layout() const {
+  if (bias.kind != RelationKind::None || dense_bias) return true;
+  for (const HeadSpec& head : heads)
+    if (head.fixed != FixedPattern::None || !only_prefix_blocks(head.mask)) return true;
+  return false;
+}
+
+namespace {
 void append_operand(std::string& text, const Mask& operand, bool group) {
   if (group) text += '(';
   text += to_string(operand);

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "strata/attn/patterns.h"
+#include "strata/models/prefix_design.h"
 #include "strata/core/config.h"
 #include "strata/core/error.h"
 
@@ -36,6 +37,17 @@ void visit_fields(C& c, F&& f) {
   f("num_labels", c.num_labels, Origin::User, "encoder: classes of the classification head");
   f("pal_size", c.pal_size, Origin::User, "encoder: hidden size of a projected attention layer (PAL) beside each layer; 0 = none");
   f("pal_heads", c.pal_heads, Origin::User, "encoder: heads of each PAL (must divide pal_size)");
+  f("prefix_length", c.prefix_length, Origin::User, "seq2seq prefix-tuning (seed 000): prefix keys/values per layer; 0 = none");
+  f("prefix_hidden", c.prefix_hidden, Origin::User, "prefix-tuning: hidden size of the reparameterising MLP");
+  f("prefix_layers", c.prefix_layers, Origin::User,
+    "prefix-tuning: layers of each stack with prefixes: all, low, top (split at model.hierarchy_split) or indices from 0, e.g. \"0,5\"");
+  f("prefix_encoder_blocks", c.prefix_encoder_blocks, Origin::User,
+    "prefix blocking (seed 000 §4.1): input segments = prefix groups in the encoder; 1 = no blocking");
+  f("prefix_decoder_blocks", c.prefix_decoder_blocks, Origin::User, "prefix blocking: output segments = prefix groups in the decoder");
+  f("prefix_decoder_segment", c.prefix_decoder_segment, Origin::User,
+    "prefix blocking: output positions per decoder segment (the last segment takes the rest)");
+  f("hierarchy_split", c.hierarchy_split, Origin::User,
+    "hierarchical designs (HierBlock, HTruncSA, HSoftSA): layers below this one are the lower ones; 0 = half of each stack, rounded up");
   f("marker_id", c.marker_id, Origin::Tokenizer, "encoder marker head: the marker token id");
   f("pad_id", c.pad_id, Origin::Tokenizer, "padding token id");
   f("bos_id", c.bos_id, Origin::Tokenizer, "start-of-sequence token id");
@@ -201,6 +213,7 @@ void ModelConfig::check() const {
   } else if (!pal_attention.empty()) {
     throw Error("model.pal_attention: set, but model.pal_size is 0 (no PAL)");
   }
+  check_prefix_design(*this);
   for (std::int64_t i = 0; i < decoder_layers; ++i)
     if (attn::is_tree_relation(spec_of(cross_attention, i).bias.kind))
       throw Error("model.cross_attention: a tree relation needs the query's section, which summary tokens "
@@ -249,7 +262,8 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string
     config.head = parse_head(field("head").get<std::string>(), source);
     visit_fields(config, [&](const char* name, auto& value, Origin, const char*) {
       // Fields added after config.json files already existed keep their defaults when absent.
-      const bool added_later = std::string_view(name) == "pal_size" || std::string_view(name) == "pal_heads";
+      const std::string_view n = name;
+      const bool added_later = n == "pal_size" || n == "pal_heads" || n.starts_with("prefix_") || n == "hierarchy_split";
       if (added_later && !json.contains(name)) return;
       value = field(name).get<std::remove_reference_t<decltype(value)>>();
     });
@@ -288,6 +302,7 @@ void ModelConfig::declare(ConfigSchema& schema) {
   schema.add("model.inject_into", std::string("encoder"), "where patterns go: encoder (its heads) or pal (the PAL heads)");
   schema.add("model.pattern_definitions", std::string(),
              "user-defined patterns composed by name: JSON {\"name\": \"intra_sentence & matching_token\"} or a JSON file");
+  declare_prefix_design(schema);
   schema.add("model.decoder_hibrids", std::string(),
              "HIBRIDS-DEC (seed 001 Eq. 3): \"\" for off, or a relation as JSON, e.g. "
              "{\"kind\": \"hibrids\", \"max_path\": 4, \"max_level\": 2}");
@@ -308,6 +323,7 @@ ModelConfig ModelConfig::from_config(const Config& run) {
       relation_from(spec_json(run.get<std::string>("model.decoder_hibrids"), "model.decoder_hibrids"),
                     "model.decoder_hibrids");
   apply_injection(run, config);
+  apply_prefix_design(run, config);
   return config;
 }
 

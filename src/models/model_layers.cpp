@@ -35,6 +35,8 @@ nn::StackOptions stack_options(const ModelConfig& config, Stack stack) {
     options.self_specs = per_layer(config.decoder_attention, layers);
     options.cross_specs = per_layer(config.cross_attention, layers);
     options.hibrids = config.decoder_hibrids;
+    options.query_blocks = config.prefix_decoder_blocks;
+    options.segment_length = config.prefix_decoder_segment;
   }
   options.max_positions = config.max_positions;
   options.layer.attention.d_model = config.d_model;

@@ -48,7 +48,8 @@ at::Tensor MultiHeadAttentionImpl::self_attention(const at::Tensor& x, const at:
   }
   if (cache && key_padding.defined())
     throw Error("attention: key padding with a key/value cache is not supported");
-  return attend(x, k, v, key_padding, causal, query_offset, extras.layout, extras);
+  return attend(x, k, v, key_padding, causal, query_offset,
+                extras.query_layout ? extras.query_layout : extras.layout, extras);
 }
 
 at::Tensor MultiHeadAttentionImpl::cross_attention(const at::Tensor& x, const at::Tensor& memory,
@@ -84,6 +85,7 @@ at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at:
     k = torch::cat({prefix_->k.expand({batch, -1, -1, -1}), k}, 2);
     v = torch::cat({prefix_->v.expand({batch, -1, -1, -1}), v}, 2);
     call.prefix_len = prefix_->k.size(2);
+    call.prefix_segment = prefix_->segment;
   }
   call.k = k;
   call.v = v;
@@ -113,9 +115,8 @@ at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at:
   if (extras.weights || record_) {
     at::Tensor weights;
     heads = attn::attend_keeping_weights(call, weights);
-    weights = weights.narrow(-1, call.prefix_len, weights.size(-1) - call.prefix_len);
     if (record_) recorded_ = weights.detach();
-    if (extras.weights) *extras.weights = weights;
+    if (extras.weights) *extras.weights = weights.narrow(-1, call.prefix_len, weights.size(-1) - call.prefix_len);
   } else {
     heads = attn::attend(call, options_.kernel);
   }

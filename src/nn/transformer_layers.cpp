@@ -78,10 +78,11 @@ DecoderLayerImpl::DecoderLayerImpl(const LayerOptions& options, bool cross_atten
 
 at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& padding,
                                      const at::Tensor& memory, const at::Tensor& memory_padding,
-                                     LayerKvCache* cache, const AttentionExtras& cross) {
+                                     LayerKvCache* cache, const AttentionExtras& cross,
+                                     const attn::TokenLayout* query_layout) {
   const bool training = is_training();
   at::Tensor h = residual(x, self_attn_layer_norm, options_, training, [&](const at::Tensor& in) {
-    return self_attn->self_attention(in, padding, /*causal=*/true, cache);
+    return self_attn->self_attention(in, padding, /*causal=*/true, cache, {.query_layout = query_layout});
   });
   if (encoder_attn) {
     h = residual(h, encoder_attn_layer_norm, options_, training, [&](const at::Tensor& in) {

@@ -4,6 +4,7 @@
 
 #include "strata/core/error.h"
 #include "strata/nn/hibrids_decoder_bias.h"
+#include "strata/nn/prefix_tuning.h"
 
 namespace strata::nn {
 
@@ -87,6 +88,12 @@ at::Tensor TransformerDecoderImpl::forward(const at::Tensor& ids, const at::Tens
   const std::int64_t offset = cache ? cache->length : 0;
   at::Tensor x = embed(ids, offset, embed_tokens, embed_positions, layernorm_embedding, options_, is_training());
   const auto count = static_cast<std::int64_t>(layers->size());
+  std::optional<attn::TokenLayout> queries;  // the new positions' segments, under prefix blocking
+  if (options_.query_blocks > 1) {
+    queries.emplace();
+    queries->segment = decoder_segments(ids.size(0), offset, ids.size(1), options_.segment_length,
+                                                options_.query_blocks).to(ids.device());
+  }
   at::Tensor alignment;  // HIBRIDS-DEC: the second-last layer's cross-attention weights
   for (std::int64_t i = 0; i < count; ++i) {
     AttentionExtras cross{.layout = memory_layout};
@@ -96,7 +103,8 @@ at::Tensor TransformerDecoderImpl::forward(const at::Tensor& ids, const at::Tens
       cross.bias = hibrids_decoder_bias(alignment, *memory_layout, hibrids_bias, options_.hibrids);
     }
     x = layers[i]->as<DecoderLayer>()->forward(x, padding, memory, memory_padding,
-                                               cache ? &cache->layers[i] : nullptr, cross);
+                                               cache ? &cache->layers[i] : nullptr, cross,
+                                               queries ? &*queries : nullptr);
   }
   if (cache) cache->length += ids.size(1);
   return layer_norm ? layer_norm(x) : x;

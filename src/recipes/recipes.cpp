@@ -79,6 +79,46 @@ std::vector<Recipe> seed003_recipes() {
   return out;
 }
 
+// Seed 000's prompt designs (§4, Tables 2-5, Table 7's hyperparameters where they apply:
+// 100 prefixes, encoder blocks up to 3 and decoder blocks up to 2, top-p 0.95, tau 1.0; Li &
+// Liang's MLP of 512). Every prefix recipe trains only the prefixes: use it with --base.
+std::vector<std::string> prefixed(std::vector<std::string> more = {}) {
+  std::vector<std::string> out = {"model.prefix_length=100", "model.prefix_hidden=512", R"(train.train_only=["prefix.*"])"};
+  out.insert(out.end(), more.begin(), more.end());
+  return out;
+}
+
+std::vector<Recipe> seed000_recipes() {
+  const std::string blocks[] = {"model.prefix_encoder_blocks=3", "model.prefix_decoder_blocks=2"};
+  const std::string truncsa = "model.sparse_attention=truncsa", softsa = "model.sparse_attention=softsa";
+  const std::string lower = "model.sparse_layers=lower";
+  return {
+      {"finetune", "000 Table 2", "every parameter of the base trains (the reference the prefix designs are measured against)",
+       {}},
+      {"finetune-truncsa", "000 Table 4", "finetune with TruncSA (top-p 0.95 over key impact) in every encoder layer",
+       {truncsa}},
+      {"finetune-softsa", "000 Table 4", "finetune with SoftSA (Gumbel-softmax, tau 1.0) in every encoder layer", {softsa}},
+      {"prefix", "000 §3", "prefix-tuning: 100 prefixes per layer for encoder, decoder and cross-attention; the base frozen",
+       prefixed()},
+      {"prefix-top", "000 Table 3", "prefix-tuning with prefixes only in the top layers (from model.hierarchy_split up)",
+       prefixed({"model.prefix_layers=top"})},
+      {"prefix-low", "000 Table 3", "prefix-tuning with prefixes only in the lower layers (below model.hierarchy_split)",
+       prefixed({"model.prefix_layers=low"})},
+      {"uniblock", "000 §4.1 Table 2", "prefix + blocking in every layer: 3 input segments, 2 output segments, one prefix group each",
+       prefixed({blocks[0], blocks[1]})},
+      {"hierblock", "000 §4.1 Table 2", "uniblock in the lower layers, dense prefixes in the top layers",
+       prefixed({blocks[0], blocks[1], "model.prefix_blocking=lower"})},
+      {"truncsa", "000 §4.2 Table 4", "prefix + TruncSA (top-p 0.95 over key impact, Eq. 2) in every encoder layer",
+       prefixed({truncsa})},
+      {"softsa", "000 §4.2 Table 4", "prefix + SoftSA (Gumbel-softmax, tau 1.0, Eq. 3) in every encoder layer",
+       prefixed({softsa})},
+      {"htruncsa", "000 §4.2 Table 4", "prefix + TruncSA in the lower encoder layers, dense above", prefixed({truncsa, lower})},
+      {"hsoftsa", "000 §4.2 Table 4", "prefix + SoftSA in the lower encoder layers, dense above", prefixed({softsa, lower})},
+      {"hierblock-softsa", "000 §4.2 Table 5", "hierblock + SoftSA in the lower encoder layers",
+       prefixed({blocks[0], blocks[1], "model.prefix_blocking=lower", softsa, lower})},
+  };
+}
+
 std::vector<Recipe> make_recipes() {
   auto ablation = [](const char* flag) {
     return encoder(std::string(R"({"kind": "hibrids", "max_path": 4, "max_level": 2, ")") + flag + "\": false}");
@@ -116,6 +156,7 @@ const std::vector<Recipe>& recipes() {
   static const std::vector<Recipe> all = [] {
     std::vector<Recipe> out = make_recipes();
     for (Recipe& recipe : seed003_recipes()) out.push_back(std::move(recipe));
+    for (Recipe& recipe : seed000_recipes()) out.push_back(std::move(recipe));
     return out;
   }();
   return all;

@@ -2,7 +2,10 @@
 
 #include <torch/torch.h>
 
+#include <type_traits>
+
 #include "strata/core/error.h"
+#include "strata/models/prefix_file.h"
 #include "strata/train/checkpoint.h"
 #include "strata/train/run_config.h"
 
@@ -21,7 +24,8 @@ fs::path resolve_checkpoint(const fs::path& path) {
 namespace {
 
 template <class Model>
-Model load(const fs::path& path, models::Architecture architecture, LoadedModel& info) {
+Model load(const fs::path& path, models::Architecture architecture, LoadedModel& info,
+           const fs::path& prefix = {}) {
   info.checkpoint = resolve_checkpoint(path);
   Checkpoint checkpoint = load_checkpoint(info.checkpoint);
   const std::string config_file = (info.checkpoint / "config.json").string();
@@ -33,16 +37,28 @@ Model load(const fs::path& path, models::Architecture architecture, LoadedModel&
   info.run.validate(run_schema());
   if (!checkpoint.tokenizer_dir) throw Error(info.checkpoint.string() + ": no tokenizer/ in the checkpoint");
   info.tokenizer = load_tokenizer(*checkpoint.tokenizer_dir);
-  Model model(info.config);
-  load_weights_into(*model, checkpoint.weights, (info.checkpoint / "model.safetensors").string());
+  const std::string weights = (info.checkpoint / "model.safetensors").string();
+  Model model{nullptr};
+  if constexpr (std::is_same_v<Model, models::Seq2Seq>) {
+    if (!prefix.empty()) {
+      model = models::attach_prefix(info.config, info.checkpoint, prefix, [&](models::Seq2Seq& m) {
+        load_weights_into(*m, checkpoint.weights, weights);
+      });
+      info.config = model->config();
+    }
+  }
+  if (!model) {
+    model = Model(info.config);
+    load_weights_into(*model, checkpoint.weights, weights);
+  }
   model->eval();
   return model;
 }
 
 }  // namespace
 
-models::Seq2Seq load_seq2seq(const fs::path& path, LoadedModel& info) {
-  return load<models::Seq2Seq>(path, models::Architecture::Seq2Seq, info);
+models::Seq2Seq load_seq2seq(const fs::path& path, LoadedModel& info, const fs::path& prefix) {
+  return load<models::Seq2Seq>(path, models::Architecture::Seq2Seq, info, prefix);
 }
 
 models::CausalLm load_causal_lm(const fs::path& path, LoadedModel& info) {

@@ -180,6 +180,10 @@ struct LayerSpec {
   const HeadSpec& head(std::int64_t h) const { return heads.size() == 1 ? heads[0] : heads.at(h); }
   // True when no head restricts anything: every head is All + Softmax, no bias.
   bool is_plain() const;
+  // True when the spec may read the tokens' layout beyond the query's segment under
+  // prefix_block, which a model derives itself (seed 000's uniform split of the input): any
+  // mask other than all / prefix_block, a fixed pattern, or a bias.
+  bool reads_layout() const;
   bool operator==(const LayerSpec&) const = default;
 };
 

@@ -70,6 +70,24 @@ struct ModelConfig {
   std::int64_t pal_size = 0;
   std::int64_t pal_heads = 4;
   std::vector<attn::LayerSpec> pal_attention;
+  // Prefix-tuning (seed 000 §3, Li & Liang): prefix_length P learned keys and values before
+  // the keys of every selected layer's encoder self-, decoder self- and cross-attention, each
+  // family reparameterised by an MLP (embedding -> Linear(d, prefix_hidden) -> tanh ->
+  // Linear to 2 * layers * d); 0 = none. prefix_layers: which layers of each stack have them
+  // ("all", "low", "top", or indices from 0 such as "0,5"; low and top split at
+  // hierarchy_split). Blocking (§4.1): the encoder's input is split evenly into
+  // prefix_encoder_blocks segments and its prefixes into as many groups; the decoder's output
+  // into segments of prefix_decoder_segment positions, prefix_decoder_blocks of them (the
+  // last takes the rest). The masks themselves are prefix_block in the attention specs.
+  std::int64_t prefix_length = 0;
+  std::int64_t prefix_hidden = 512;
+  std::string prefix_layers = "all";
+  std::int64_t prefix_encoder_blocks = 1;
+  std::int64_t prefix_decoder_blocks = 1;
+  std::int64_t prefix_decoder_segment = 8;
+  // The split layer of the hierarchical designs (HierBlock, HTruncSA, HSoftSA, prefixes at
+  // low / top layers): layers below it are the lower ones; 0 = half of each stack, rounded up.
+  std::int64_t hierarchy_split = 0;
 
   // The spec of `layer` among `count` from a list above (plain when the list is empty).
   static attn::LayerSpec spec_of(const std::vector<attn::LayerSpec>& specs, std::int64_t layer);

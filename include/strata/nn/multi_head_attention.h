@@ -16,9 +16,12 @@
 namespace strata::nn {
 
 // Extra keys and values placed before the keys proper (prefix-tuning's hook): [1 or B, H,
-// P, Dh] each, visible to every query.
+// P, Dh] each, visible to every query unless the layer's spec blocks them. segment [P] int32:
+// each slot's group, read by the prefix_block mask (seed 000 §4.1); may be undefined when
+// the spec does not block.
 struct PrefixKv {
   at::Tensor k, v;
+  at::Tensor segment;
 };
 
 struct AttentionOptions {
@@ -30,11 +33,14 @@ struct AttentionOptions {
 };
 
 // What a call reads besides hidden states, all optional: the keys' layout (self-attention:
-// the tokens of x; cross-attention: the memory's), a dense bias [B or 1, H or 1, Lq, Lk]
-// added to the scores, and where to put the attention weights [B, H, Lq, Lk] over the keys
-// proper (computed by the dense reference kernel; HIBRIDS-DEC reads them).
+// the tokens of x; cross-attention: the memory's), the queries' layout when it is not the
+// keys' (a decoder's new positions, whose segment a prefix_block mask reads; allowed with a
+// cache), a dense bias [B or 1, H or 1, Lq, Lk] added to the scores, and where to put the
+// attention weights [B, H, Lq, Lk] over the keys proper (computed by the dense reference
+// kernel; HIBRIDS-DEC reads them).
 struct AttentionExtras {
   const attn::TokenLayout* layout = nullptr;
+  const attn::TokenLayout* query_layout = nullptr;
   at::Tensor bias{};
   at::Tensor* weights = nullptr;
 };
@@ -57,6 +63,7 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
 
   void set_prefix(PrefixKv prefix) { prefix_ = std::move(prefix); }
   void clear_prefix() { prefix_.reset(); }
+  std::int64_t prefix_len() const { return prefix_ ? prefix_->k.size(2) : 0; }
 
   const attn::LayerSpec& spec() const { return options_.spec; }
   std::int64_t heads() const { return options_.heads; }
@@ -65,8 +72,9 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
   // out_proj: the gradient of the loss with respect to a gate of ones is Michel et al.'s head
   // importance, and a zero prunes the head. Undefined = no gate.
   void set_head_gate(at::Tensor gate) { head_gate_ = std::move(gate); }
-  // While recording, each call keeps its attention weights over the keys proper, [B, H, Lq,
-  // Lk] (detached; computed by the dense reference kernel, so B × H × Lq × Lk memory).
+  // While recording, each call keeps its attention weights over the prefix slots then the
+  // keys proper, [B, H, Lq, P + Lk] (detached; computed by the dense reference kernel, so
+  // B × H × Lq × (P + Lk) memory).
   void record_weights(bool on) { record_ = on; recorded_ = at::Tensor(); }
   const at::Tensor& recorded_weights() const { return recorded_; }
 

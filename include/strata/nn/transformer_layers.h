@@ -60,9 +60,11 @@ class DecoderLayerImpl : public torch::nn::Module {
   // memory / memory_padding: the encoder output and its padding (undefined without
   // cross-attention). padding: [B, L] for the decoder's own keys, or undefined. cross: the
   // memory's layout, a bias for the cross-attention scores, or a request for its weights.
+  // query_layout: the new positions' layout for the self-attention (their segments under
+  // prefix blocking), or null.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& padding, const at::Tensor& memory,
                      const at::Tensor& memory_padding, LayerKvCache* cache,
-                     const AttentionExtras& cross = {});
+                     const AttentionExtras& cross = {}, const attn::TokenLayout* query_layout = nullptr);
 
   MultiHeadAttention self_attn{nullptr}, encoder_attn{nullptr};
   torch::nn::LayerNorm self_attn_layer_norm{nullptr}, encoder_attn_layer_norm{nullptr},

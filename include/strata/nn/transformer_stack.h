@@ -24,6 +24,9 @@ struct StackOptions {
   std::vector<attn::LayerSpec> self_specs, cross_specs, pal_specs;
   // Decoder: HIBRIDS-DEC's tree relation (kind None = off); needs 2 layers and cross-attention.
   attn::Relation hibrids;
+  // Decoder: position t's segment is min(t / segment_length, query_blocks - 1), the query
+  // segment a prefix_block mask reads (seed 000's output segments); 1 block = none.
+  std::int64_t query_blocks = 1, segment_length = 1;
 
   LayerOptions layer_options(std::int64_t i) const;
 };

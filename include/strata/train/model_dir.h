@@ -24,7 +24,10 @@ struct LoadedModel {
 };
 
 // The model of the checkpoint, in eval mode; strata::Error when it holds another architecture.
-models::Seq2Seq load_seq2seq(const std::filesystem::path& path, LoadedModel& info);
+// `prefix`, when given, is a tuned prefix file (models/prefix_file.h) to load onto this
+// base; info.config is then the prefixed model's.
+models::Seq2Seq load_seq2seq(const std::filesystem::path& path, LoadedModel& info,
+                             const std::filesystem::path& prefix = {});
 models::CausalLm load_causal_lm(const std::filesystem::path& path, LoadedModel& info);
 // `task`, when not empty, is the data.task the encoder must have been trained for
 // ("extractive", "segmentation"); `command` names the command in that error.
