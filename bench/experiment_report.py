@@ -9,7 +9,7 @@ import statistics
 import subprocess
 import sys
 
-from report_common import best_valid_loss, claim, fmt, mean_std, write_atomic
+from report_common import best_valid_loss, claim, distinct_share, fmt, mean_std, write_atomic
 
 METRICS = ("rouge1", "rouge2", "rougeL")
 BASE, ENC = "longformer", "hibrids-enc"
@@ -34,17 +34,6 @@ def load(runs_dir, recipes):
         result["distinct"] = distinct_share(os.path.join(path, "test", "predictions.jsonl"))
         rows[result["recipe"]].append(result)
     return rows
-
-
-def distinct_share(predictions):
-    """The share of test documents whose summary differs from every other one's (×100): a
-    model that ignores its input writes one summary for all."""
-    with open(predictions) as f:
-        outputs = [json.loads(line)["prediction"] for line in f]
-    counts = {}
-    for o in outputs:
-        counts[o] = counts.get(o, 0) + 1
-    return 100 * sum(1 for o in outputs if counts[o] == 1) / max(len(outputs), 1)
 
 
 def summary(rows):

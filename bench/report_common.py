@@ -1,6 +1,6 @@
-"""What the experiment reports (bench/experiment_report.py, bench/seed003_report.py) share:
-mean ± std over seeds, the best validation loss of a run, the verdict on a seed's claim, and
-writing the page atomically."""
+"""What the experiment reports (bench/experiment_report.py, bench/seed000_report.py,
+bench/seed003_report.py) share: mean ± std over seeds, the best validation loss of a run, the
+share of distinct summaries, the verdict on a seed's claim, and writing the page atomically."""
 import json
 import os
 import statistics
@@ -25,6 +25,17 @@ def best_valid_loss(metrics):
             if row.get("split") == "valid" and "loss" in row:
                 losses.append(row["loss"])
     return min(losses) if losses else float("nan")
+
+
+def distinct_share(predictions):
+    """The share of test documents whose summary differs from every other one's (×100): a
+    model that ignores its input writes one summary for all."""
+    with open(predictions) as f:
+        outputs = [json.loads(line)["prediction"] for line in f]
+    counts = {}
+    for o in outputs:
+        counts[o] = counts.get(o, 0) + 1
+    return 100 * sum(1 for o in outputs if counts[o] == 1) / max(len(outputs), 1)
 
 
 def claim(stats, a, b, metric, lower_is_better=False):

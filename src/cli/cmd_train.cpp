@@ -1,4 +1,5 @@
-// strata train / strata lm train: a run from a TOML config with key=value overrides.
+// strata train / strata lm train: a run from a TOML config with key=value overrides (the run
+// `strata pretrain` shares too, train_command.h).
 #include <torch/torch.h>
 
 #include <cstdio>
@@ -10,13 +11,16 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "train_command.h"
 #include "training_tasks.h"
 #include "strata/core/config.h"
 #include "strata/core/error.h"
 #include "strata/core/files.h"
+#include "strata/models/prefix_file.h"
 #include "strata/recipes/recipe.h"
 #include "strata/text/tokenizer.h"
 #include "strata/train/base_model.h"
+#include "strata/train/model_dir.h"
 #include "strata/train/freeze.h"
 #include "strata/train/run_config.h"
 #include "strata/train/trainer.h"
@@ -27,17 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TrainFlags {
-  std::string config;
-  std::string recipe;
-  std::string base;
-  std::string out;
-  std::vector<std::string> overrides;
-  bool resume = false;
-  bool print_config = false;
-  bool quiet = false;
-};
-
 Config effective_config(const TrainFlags& flags) {
   Config config = flags.config.empty() ? Config() : Config::from_toml_file(flags.config);
   if (!flags.recipe.empty())
@@ -47,7 +40,9 @@ Config effective_config(const TrainFlags& flags) {
     for (char c : flags.base) quoted += (c == '"' || c == '\\') ? std::string{'\\', c} : std::string{c};
     config.apply_override("train.base_model=\"" + quoted + "\"");
   }
+  if (flags.train_fraction) config.apply_override(fmt::format("data.train_fraction={}", *flags.train_fraction));
   for (const std::string& assignment : flags.overrides) config.apply_override(assignment);
+  for (const std::string& assignment : flags.fixed) config.apply_override(assignment);
   config.validate(train::run_schema());
   return config;
 }
@@ -73,6 +68,29 @@ void print_parameters(torch::nn::Module& model, const std::vector<std::string>& 
   if (!frozen.empty()) std::printf("frozen: %zu parameter tensors\n", frozen.size());
   std::printf("%s\n", train::describe_parameters(train::count_parameters(model)).c_str());
 }
+
+// A prefix-tuned run's prefix as a small file beside it (its best checkpoint's, else its
+// latest's), for `strata summarize --model BASE --prefix FILE`. It fits the base only if the
+// backbone stayed frozen (train.train_only = ["prefix.*"]): say so when it did not.
+void write_prefix(const fs::path& run_dir, const std::string& base) {
+  train::LoadedModel info;
+  models::Seq2Seq model = train::load_seq2seq(run_dir, info);
+  const fs::path file = run_dir / "prefix.safetensors";
+  models::save_prefix_file(file, model);
+  std::printf("prefix: %s (%.1f KB, from %s)\n", file.string().c_str(), static_cast<double>(fs::file_size(file)) / 1024,
+              info.checkpoint.filename().string().c_str());
+  if (base.empty()) return;
+  train::LoadedModel base_info;
+  models::Seq2Seq base_model = train::load_seq2seq(base, base_info);
+  if (models::backbone_fingerprint(*base_model) == models::backbone_fingerprint(*model)) {
+    std::printf("prefix: loads onto %s with --prefix\n", base.c_str());
+  } else {
+    std::printf("prefix: the backbone trained too (train.train_only does not hold it to [\"prefix.*\"]), so the "
+                "prefix file does not fit %s; use the run itself\n", base.c_str());
+  }
+}
+
+}  // namespace
 
 void run_train(const TrainFlags& flags, std::optional<models::Architecture> required) {
   const Config config = effective_config(flags);
@@ -115,6 +133,7 @@ void run_train(const TrainFlags& flags, std::optional<models::Architecture> requ
                 static_cast<long long>(*result.best_step));
   std::printf("metrics: %s (draw them with `strata plot %s`)\n", (run_dir / "metrics.jsonl").string().c_str(),
               run_dir.string().c_str());
+  if (m.prefix_length > 0) write_prefix(run_dir, base);
   if (result.stop_reason == "interrupted") throw ExitCode(130);
 }
 
@@ -126,14 +145,15 @@ std::shared_ptr<TrainFlags> add_train_flags(CLI::App* sub) {
   sub->add_option("--base", flags->base,
                   "a trained run whose weights start this model (train.base_model), e.g. to train PALs on a frozen base");
   sub->add_option("--out", flags->out, "run directory: checkpoints, metrics.jsonl, config.toml (default: runs/<config name>)");
+  sub->add_option("--train-fraction", flags->train_fraction,
+                  "train on this random share of the training set, 0 < F <= 1 (data.train_fraction; the subset is "
+                  "fixed by data.fraction_seed, whatever train.seed)");
   sub->add_flag("--resume", flags->resume, "continue the run in --out from its latest checkpoint");
   sub->add_flag("--print-config", flags->print_config, "print the effective config (defaults filled in) and exit");
   sub->add_flag("--quiet", flags->quiet, "no progress bars");
   sub->add_option("overrides", flags->overrides, "key=value settings that override the file, e.g. train.max_steps=500");
   return flags;
 }
-
-}  // namespace
 
 void register_train(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("train", "Train a model (seq2seq or extractive summariser, topic segmenter, causal LM) from a TOML config");

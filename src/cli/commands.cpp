@@ -20,6 +20,7 @@ void register_all(CLI::App& app) {
   register_tokenizer(app);
   register_plot(app);
   register_train(app);
+  register_pretrain(app);
   register_recipes(app);
   register_summarize(app);
   register_attn(app);
@@ -30,6 +31,7 @@ void register_all(CLI::App& app) {
   register_analyze_biases(*analyze);
   register_analyze_heads(*analyze);
   register_analyze_patterns(*analyze);
+  register_analyze_attention(*analyze);
   CLI::App* lm = app.add_subcommand("lm", "Causal language models: train, perplexity");
   lm->require_subcommand(1);
   register_lm_train(*lm);
@@ -46,6 +48,7 @@ void register_all(CLI::App& app) {
   register_bench_attention(*bench);
   register_bench_hibrids(*bench);
   register_bench_patterns(*bench);
+  register_bench_prefix(*bench);
 }
 
 void run_selected(CLI::App& app) {

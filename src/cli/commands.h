@@ -13,6 +13,7 @@ void register_baseline(CLI::App& app);   // strata baseline lead | oracle
 void register_tokenizer(CLI::App& app);  // strata tokenizer train | encode | decode
 void register_plot(CLI::App& app);       // strata plot RUN_DIR
 void register_train(CLI::App& app);      // strata train
+void register_pretrain(CLI::App& app);   // strata pretrain
 void register_recipes(CLI::App& app);    // strata recipes list | show
 void register_summarize(CLI::App& app);  // strata summarize
 void register_attn(CLI::App& app);       // strata attn show
@@ -22,6 +23,7 @@ void register_segment(CLI::App& app);    // strata segment
 void register_analyze_biases(CLI::App& analyze);    // strata analyze biases
 void register_analyze_heads(CLI::App& analyze);     // strata analyze heads
 void register_analyze_patterns(CLI::App& analyze);  // strata analyze patterns
+void register_analyze_attention(CLI::App& analyze);  // strata analyze attention | spectrum
 // `lm` is one group shared by two files.
 void register_lm_train(CLI::App& lm);    // strata lm train
 void register_lm_eval(CLI::App& lm);     // strata lm eval
@@ -35,6 +37,7 @@ void register_eval_summarize(CLI::App& eval);  // strata eval summarize
 void register_bench_attention(CLI::App& bench);  // strata bench attention
 void register_bench_hibrids(CLI::App& bench);    // strata bench hibrids
 void register_bench_patterns(CLI::App& bench);   // strata bench patterns
+void register_bench_prefix(CLI::App& bench);     // strata bench prefix
 
 void register_all(CLI::App& app);
 // Runs the action of the subcommand that was selected.

@@ -7,10 +7,12 @@
 #include "strata/attn/patterns.h"
 #include "strata/attn/token_layout.h"
 #include "strata/core/error.h"
+#include "strata/data/denoising.h"
 #include "strata/data/extractive_examples.h"
 #include "strata/data/lm_examples.h"
 #include "strata/data/segmentation_examples.h"
 #include "strata/data/seq2seq_examples.h"
+#include "strata/data/train_fraction.h"
 #include "strata/models/causal_lm.h"
 #include "strata/models/encoder_model.h"
 #include "strata/models/seq2seq.h"
@@ -25,6 +27,17 @@
 namespace strata::cli {
 
 namespace {
+
+// The training set cut to data.train_fraction, saying so when it is cut.
+template <class Example>
+std::vector<Example> keep_fraction(std::vector<Example> train_set, const train::DataOptions& options) {
+  if (options.train_fraction == 1.0 || train_set.empty()) return train_set;
+  const std::size_t all = train_set.size();
+  train_set = keep_train_fraction(std::move(train_set), options.train_fraction, options.fraction_seed);
+  std::printf("data: using %zu of %zu training examples (train_fraction %g)\n", train_set.size(), all,
+              options.train_fraction);
+  return train_set;
+}
 
 // Trees deeper or wider than a HIBRIDS table share its edge entries: say how often.
 void report_clamping(const models::ModelConfig& m, const std::vector<Seq2SeqExample>& examples) {
@@ -80,7 +93,7 @@ std::unique_ptr<train::TrainTask> encoder_task(const Config& config, const model
       return path.empty() ? std::vector<ExtractiveExample>{}
                           : load_extractive_examples(path, tokenizer, extract, !data.quiet, nullptr);
     };
-    std::vector<ExtractiveExample> train_set = load(data.train), valid_set = load(data.valid);
+    std::vector<ExtractiveExample> train_set = keep_fraction(load(data.train), options), valid_set = load(data.valid);
     std::printf("data: %zu training and %zu validation documents (extractive)\n", train_set.size(), valid_set.size());
     report_sparsity(m, train_set.empty() ? valid_set : train_set);
     train::ExtractiveSelection selection;
@@ -98,7 +111,8 @@ std::unique_ptr<train::TrainTask> encoder_task(const Config& config, const model
       return path.empty() ? std::vector<SegmentationExample>{}
                           : load_segmentation_examples(path, tokenizer, segment, !data.quiet, nullptr);
     };
-    std::vector<SegmentationExample> train_set = load(data.train), valid_set = load(data.valid);
+    std::vector<SegmentationExample> train_set = keep_fraction(load(data.train), options),
+                                     valid_set = load(data.valid);
     std::printf("data: %zu training and %zu validation candidate boundaries (segmentation)\n", train_set.size(),
                 valid_set.size());
     report_sparsity(m, train_set.empty() ? valid_set : train_set);
@@ -108,18 +122,61 @@ std::unique_ptr<train::TrainTask> encoder_task(const Config& config, const model
   throw Error("data.task: encoder models learn 'extractive' or 'segmentation', got '" + task + "'");
 }
 
+// BART denoising pretraining (data.task = denoise): clean documents as loaded, noised afresh
+// every epoch from (train.seed, epoch, example). Validation noise is drawn once from a seed
+// of its own, so valid_loss compares across steps and across runs.
+std::unique_ptr<train::TrainTask> denoising_task(const Config& config, const models::ModelConfig& m,
+                                                 const Tokenizer& tokenizer, const TaskData& data) {
+  const train::DataOptions options = train::data_options(config);
+  const DenoisingOptions noise = train::denoising_options(config);
+  const std::optional<std::int32_t> mask = tokenizer.mask_id();
+  if (!mask) {
+    const std::string& piece = tokenizer.specials().mask;
+    throw Error(options.tokenizer.string() + ": the " + tokenizer.kind() + " tokenizer has no mask token" +
+                (piece.empty() ? "" : " (" + piece + ")") +
+                ", which denoising (data.task = denoise, `strata pretrain`) needs; `strata tokenizer train` "
+                "makes tokenizers with <mask>");
+  }
+  const int segments = options.truncation.segments;
+  auto load = [&](const std::filesystem::path& path) {
+    return path.empty() ? std::vector<Seq2SeqExample>{}
+                        : load_denoising_examples(path, tokenizer, options.truncation, !data.quiet);
+  };
+  std::vector<Seq2SeqExample> train_set = keep_fraction(load(data.train), options), valid_set = load(data.valid);
+  constexpr std::uint64_t kValidationNoiseSeed = 0x76616C6964ULL;
+  for (std::size_t i = 0; i < valid_set.size(); ++i)
+    valid_set[i] = add_noise(valid_set[i], *mask, noise, segments, noise_seed(kValidationNoiseSeed, 0, i));
+  std::printf("data: %zu training and %zu validation documents (denoising: mask_ratio %g, poisson_lambda %g, "
+              "sentence permutation %s)\n",
+              train_set.size(), valid_set.size(), noise.mask_ratio, noise.poisson_lambda,
+              noise.permute_sentences ? "on" : "off");
+  report_clamping(m, train_set);
+  const auto seed = static_cast<std::uint64_t>(config.get<std::int64_t>("train.seed"));
+  train::ExampleRedraw redraw = [=, mask = *mask](const Seq2SeqExample& clean, std::size_t index, std::int64_t epoch) {
+    return add_noise(clean, mask, noise, segments, noise_seed(seed, static_cast<std::uint64_t>(epoch), index));
+  };
+  return std::make_unique<train::Seq2SeqTask>(models::Seq2Seq(m), tokenizer, std::move(train_set), std::move(valid_set),
+                                              config.get<std::int64_t>("decode.max_length"), std::move(redraw));
+}
+
 }  // namespace
 
 std::unique_ptr<train::TrainTask> make_training_task(const Config& config, const models::ModelConfig& m,
                                                      const Tokenizer& tokenizer, const TaskData& data) {
   const train::DataOptions options = train::data_options(config);
+  if (config.get<std::string>("data.task") == "denoise") {
+    if (m.architecture != models::Architecture::Seq2Seq)
+      throw Error("data.task: denoise pretrains seq2seq models (`strata pretrain`), this model is " +
+                  models::architecture_name(m.architecture));
+    return denoising_task(config, m, tokenizer, data);
+  }
   if (m.architecture == models::Architecture::Encoder) return encoder_task(config, m, tokenizer, data);
   if (m.architecture == models::Architecture::Seq2Seq) {
     auto load = [&](const std::filesystem::path& path) {
       return path.empty() ? std::vector<Seq2SeqExample>{}
                           : load_seq2seq_examples(path, tokenizer, options.truncation, !data.quiet);
     };
-    std::vector<Seq2SeqExample> train_set = load(data.train), valid_set = load(data.valid);
+    std::vector<Seq2SeqExample> train_set = keep_fraction(load(data.train), options), valid_set = load(data.valid);
     std::printf("data: %zu training and %zu validation documents\n", train_set.size(), valid_set.size());
     report_clamping(m, train_set);
     return std::make_unique<train::Seq2SeqTask>(models::Seq2Seq(m), tokenizer, std::move(train_set),
@@ -128,7 +185,7 @@ std::unique_ptr<train::TrainTask> make_training_task(const Config& config, const
   auto load = [&](const std::filesystem::path& path) {
     return path.empty() ? train::TokenBlocks{} : load_lm_chunks({path}, tokenizer, options.block_size, !data.quiet);
   };
-  train::TokenBlocks train_set = load(data.train), valid_set = load(data.valid);
+  train::TokenBlocks train_set = keep_fraction(load(data.train), options), valid_set = load(data.valid);
   std::printf("data: %zu training and %zu validation blocks of %zu tokens\n", train_set.size(), valid_set.size(),
               options.block_size);
   return std::make_unique<train::LmTask>(models::CausalLm(m), std::move(train_set), std::move(valid_set));

@@ -120,6 +120,9 @@ PrefixFile read_prefix_file(const std::filesystem::path& file) {
 }
 
 ModelConfig config_with_prefix(const ModelConfig& base, const PrefixFile& prefix, const std::filesystem::path& file) {
+  if (base.prefix_length > 0)
+    throw Error(file.string() + ": the base already has prefixes (model.prefix_length " + std::to_string(base.prefix_length) +
+                "); load a prefix file onto the model it was tuned on");
   const nlohmann::json mine = base.to_json(), tuned = prefix.config.to_json();
   for (const char* field : kBaseFields)
     if (mine.at(field) != tuned.at(field))

@@ -1,5 +1,7 @@
 #include "strata/train/run_config.h"
 
+#include <fmt/format.h>
+
 #include "strata/core/error.h"
 #include "strata/models/model_config.h"
 
@@ -21,9 +23,21 @@ ConfigSchema run_schema() {
   s.add("data.section_tokens", std::string(section_tokens_name(d.truncation.section_tokens)),
         "markers before each section's source text: none, sectok ([SEC]) or lvlsectok ([SEC-L1], [SEC-L2], …; seed 001 §5.2)");
   s.add("data.block_size", std::int64_t(d.block_size), "language models: tokens per training chunk");
+  s.add("data.train_fraction", d.train_fraction,
+        "share of the training set used, 0 < F <= 1: round(F x N) examples, at least 1, in their order "
+        "(low-resource runs, seed 000 §6.6; `--train-fraction` sets it)");
+  s.add("data.fraction_seed", std::int64_t(d.fraction_seed),
+        "seed of the data.train_fraction subset, apart from train.seed so that every training seed sees the same "
+        "examples");
   s.add("data.task", std::string(),
         "what an encoder model learns: extractive (pick summary sentences, seed 003 §4.1) or segmentation "
-        "(topic boundaries between sentences); seq2seq and causal_lm models ignore it");
+        "(topic boundaries between sentences); denoise pretrains a seq2seq model on BART's noise (`strata "
+        "pretrain`); seq2seq models otherwise summarise, and causal_lm models ignore it");
+  const DenoisingOptions noise;
+  s.add("pretrain.mask_ratio", noise.mask_ratio,
+        "denoise: share of the text tokens masked by text infilling, each span replaced by one <mask>");
+  s.add("pretrain.poisson_lambda", noise.poisson_lambda, "denoise: mean masked span length (Poisson; 0 inserts a mask)");
+  s.add("pretrain.permute_sentences", noise.permute_sentences, "denoise: shuffle the sentences of each section");
   s.add("extract.top_k", std::int64_t(1), "extractive: sentences selected per document");
   s.add("extract.trigram_blocking", false, "extractive: skip a sentence that shares a trigram with one already selected");
   s.add("extract.oracle_sentences", std::int64_t(3), "extractive: most sentences in a greedy ROUGE oracle label");
@@ -88,7 +102,20 @@ DataOptions data_options(const Config& c) {
   d.truncation.segments = static_cast<int>(c.get<std::int64_t>("data.segments"));
   d.truncation.section_tokens = section_tokens_from_name(c.get<std::string>("data.section_tokens"));
   d.block_size = static_cast<std::size_t>(c.get<std::int64_t>("data.block_size"));
+  d.train_fraction = c.get<double>("data.train_fraction");
+  if (!(d.train_fraction > 0 && d.train_fraction <= 1))
+    throw Error(fmt::format("data.train_fraction: must be in (0, 1], got {}", d.train_fraction));
+  d.fraction_seed = static_cast<std::uint64_t>(c.get<std::int64_t>("data.fraction_seed"));
   return d;
+}
+
+DenoisingOptions denoising_options(const Config& c) {
+  DenoisingOptions o;
+  o.mask_ratio = c.get<double>("pretrain.mask_ratio");
+  o.poisson_lambda = c.get<double>("pretrain.poisson_lambda");
+  o.permute_sentences = c.get<bool>("pretrain.permute_sentences");
+  check(o);
+  return o;
 }
 
 TrainOptions train_options(const Config& c) {

@@ -9,14 +9,27 @@
 namespace strata::train {
 
 Seq2SeqTask::Seq2SeqTask(models::Seq2Seq model, const Tokenizer& tokenizer, std::vector<Seq2SeqExample> train,
-                         std::vector<Seq2SeqExample> valid, std::int64_t max_length)
+                         std::vector<Seq2SeqExample> valid, std::int64_t max_length, ExampleRedraw redraw)
     : model_(std::move(model)),
       tokenizer_(tokenizer),
       train_(std::move(train)),
       valid_(std::move(valid)),
       train_costs_(seq2seq_costs(train_)),
       valid_costs_(seq2seq_costs(valid_)),
-      max_length_(max_length) {}
+      max_length_(max_length),
+      redraw_(std::move(redraw)) {
+  if (!redraw_) return;
+  loaded_.swap(train_);
+  train_.resize(loaded_.size());
+  start_epoch(0);
+}
+
+void Seq2SeqTask::start_epoch(std::int64_t epoch) {
+  if (!redraw_ || epoch == epoch_) return;
+  epoch_ = epoch;
+  for (std::size_t i = 0; i < loaded_.size(); ++i) train_[i] = redraw_(loaded_[i], i, epoch);
+  train_costs_ = seq2seq_costs(train_);
+}
 
 const std::vector<std::size_t>& Seq2SeqTask::costs(Split split) const {
   return split == Split::Train ? train_costs_ : valid_costs_;

@@ -101,6 +101,7 @@ class Loop {
   TrainResult run() {
     fs::create_directories(run_.run_dir);
     if (run_.resume) resume();
+    task_.start_epoch(state_.epoch);
     const auto& costs = task_.costs(Split::Train);
     if (costs.empty()) throw Error("training: the training set is empty");
     if (options_.metric != "valid_loss" && (task_.costs(Split::Valid).empty() || options_.eval_docs <= 0))
@@ -177,6 +178,7 @@ class Loop {
       if (options_.max_epochs > 0 && state_.epoch + 1 >= options_.max_epochs) return nullptr;
       ++state_.epoch;
       state_.batch_in_epoch = 0;
+      task_.start_epoch(state_.epoch);
       plan_ = plan_batches(task_.costs(Split::Train), plan_options(), static_cast<std::uint64_t>(state_.epoch));
     }
     return &plan_[static_cast<std::size_t>(state_.batch_in_epoch++)];

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "strata/core/config.h"
+#include "strata/data/denoising.h"
 #include "strata/data/seq2seq_examples.h"
 #include "strata/decode/generation_options.h"
 #include "strata/train/lr_schedule.h"
@@ -21,6 +22,8 @@ struct DataOptions {
   std::filesystem::path tokenizer;           // a strata tokenizer directory
   TruncationOptions truncation;
   std::size_t block_size = 256;              // language models: tokens per chunk
+  double train_fraction = 1.0;               // share of the training set used (low-resource runs)
+  std::uint64_t fraction_seed = 1;           // which share: independent of the training seed
 };
 
 struct TrainOptions {
@@ -46,6 +49,7 @@ struct TrainOptions {
 };
 
 DataOptions data_options(const Config& config);
+DenoisingOptions denoising_options(const Config& config);  // the pretrain.* keys
 TrainOptions train_options(const Config& config);
 decode::GenerationOptions generation_options(const Config& config);
 

@@ -31,6 +31,10 @@ class TrainTask {
   virtual torch::nn::Module& model() = 0;
   // Per example of the split, its padded cost in tokens; empty when the split is absent.
   virtual const std::vector<std::size_t>& costs(Split split) const = 0;
+  // Called before the training batches of `epoch` are planned, when a run starts or resumes
+  // and at every new epoch: a task whose examples change per epoch (fresh denoising noise)
+  // redraws them here, costs included.
+  virtual void start_epoch(std::int64_t epoch) {}
   virtual BatchLoss loss(Split split, std::span<const std::size_t> rows, double label_smoothing) = 0;
   // Metrics computed at each evaluation besides the validation loss (ROUGE for summarisers),
   // on at most `documents` validation examples. The model is in eval mode, without grad.

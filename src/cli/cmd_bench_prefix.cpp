@@ -1,0 +1,517 @@
+// strata bench prefix: what the structured prefix designs of seed 000 (§4.1-4.2) cost an
+// encoder. The requirement: blocking and truncation must make attention cheaper, not
+// dearer; this benchmark reports forward + backward time of the encoder at 1024 input tokens
+// with P = 100 prefixes for Prefix-tune against HierBlock (K = 3), TruncSA and the others, as
+// ratios to Prefix-tune measured in the same run.
+//
+// The step is prefix-tuning's: the backbone is frozen (no parameter requires a gradient) and
+// each layer's prefix keys and values [1, H, P, Dh] are leaves that do, so backward runs
+// through the whole stack down to the prefixes. Training mode, so SoftSA draws its Gumbel
+// noise (and the residual dropout runs, the same in every case).
+//
+// Cases: no prefix (for reference), Prefix-tune (dense prefixes, softmax), UniBlock
+// (prefix_block on every layer), HierBlock (prefix_block below the split, dense above),
+// TruncSA (top-p every layer), SoftSA (Gumbel softmax every layer), HierBlock+SoftSA
+// (prefix_block and Gumbel below the split, dense above). The split is half the stack rounded
+// up, as model.hierarchy_split's default. Inputs are split evenly into K segments and the P
+// prefixes into K groups (nn/prefix_tuning.h: encoder_segments, prefix_groups).
+//
+// Besides the time, each case reports the attention of its layers alone (one call per layer,
+// forward + backward, random q k v of the model's shapes, summed over the layers), the tiles
+// its block masks visit, and the fraction of (query, key) pairs whose weight is not zero in
+// the model itself (every key, and the prefix slots alone), read from the attention weights
+// after the timing.
+//
+// --json FILE: the options, "cases" {name: time_rounds' fields, label, ratio (ms over
+// Prefix-tune's), attention_ms, attention_ratio, visible_fraction, prefix_visible_fraction,
+// layer_visible, layer_prefix_visible, layer_kinds, kinds {kind: attention_layer_ms,
+// tile_density, partial_fraction}, peak_rss_mb, process_maxrss_mb}.
+//
+// As the other benches, every case runs in a child process of its own (bench_child.h).
+#include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/randn.h>
+#include <torch/nn/modules/embedding.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "../../bench/cpu_load.h"
+#include "bench_child.h"
+#include "commands.h"
+#include "strata/attn/attention_call.h"
+#include "strata/attn/block_mask.h"
+#include "strata/attn/spec.h"
+#include "strata/attn/token_layout.h"
+#include "strata/core/error.h"
+#include "strata/core/files.h"
+#include "strata/models/model_layers.h"
+#include "strata/nn/multi_head_attention.h"
+#include "strata/nn/prefix_tuning.h"
+#include "strata/nn/transformer_layers.h"
+#include "strata/nn/transformer_stack.h"
+
+namespace strata::cli {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr double kBusyCores = 0.3;  // other processes' CPU use above which a round is set aside
+constexpr std::int64_t kVocab = 1000;
+
+struct BenchOptions {
+  std::string json;
+  bool quiet = false;
+  std::int64_t length = 1024;  // input tokens L
+  std::int64_t prefixes = 100;  // P
+  std::int64_t blocks = 3;     // K: input segments and prefix groups
+  std::int64_t layers = 6;
+  std::int64_t d_model = 256;
+  std::int64_t heads = 8;
+  std::int64_t d_ff = 1024;
+  double top_p = 0.95;
+  double tau = 1.0;
+  int threads = 0;  // 0: every core
+  int rounds = 5;
+  std::string child;      // hidden: the case this process runs
+  std::string child_out;  // hidden: where it writes its result
+};
+
+// How a layer attends: which prefix design it runs.
+enum class Kind { Plain, Blocked, TopP, Gumbel, BlockedGumbel };
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::Plain: return "plain";
+    case Kind::Blocked: return "prefix_block";
+    case Kind::TopP: return "top_p";
+    case Kind::Gumbel: return "gumbel";
+    case Kind::BlockedGumbel: return "prefix_block+gumbel";
+  }
+  return "?";
+}
+
+struct Case {
+  const char* name;
+  const char* label;
+  bool prefix;  // false: no prefix at all
+  Kind lower, upper;  // the layers below the split, and the rest
+};
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> list{
+      {"no_prefix", "no prefix (reference)", false, Kind::Plain, Kind::Plain},
+      {"prefix_tune", "Prefix-tune: P dense prefixes, softmax", true, Kind::Plain, Kind::Plain},
+      {"uniblock", "UniBlock: prefix_block on every layer", true, Kind::Blocked, Kind::Blocked},
+      {"hierblock", "HierBlock: prefix_block on the lower layers, dense above", true, Kind::Blocked, Kind::Plain},
+      {"truncsa", "TruncSA: top-p over the key impact on every layer", true, Kind::TopP, Kind::TopP},
+      {"softsa", "SoftSA: Gumbel softmax on every layer (noise drawn)", true, Kind::Gumbel, Kind::Gumbel},
+      {"hierblock_softsa", "HierBlock+SoftSA: prefix_block + Gumbel on the lower layers, dense above", true,
+       Kind::BlockedGumbel, Kind::Plain},
+  };
+  return list;
+}
+
+constexpr const char* kReference = "prefix_tune";
+
+std::int64_t split_of(std::int64_t layers) { return (layers + 1) / 2; }  // hierarchy_split's default
+
+attn::LayerSpec kind_spec(Kind kind, const BenchOptions& o) {
+  attn::LayerSpec spec;
+  attn::HeadSpec& head = spec.heads[0];
+  if (kind == Kind::Blocked || kind == Kind::BlockedGumbel) head.mask = attn::Mask::of(attn::MaskKind::PrefixBlock);
+  if (kind == Kind::TopP) {
+    head.normaliser.kind = attn::NormaliserKind::TopP;
+    head.normaliser.p = o.top_p;
+  }
+  if (kind == Kind::Gumbel || kind == Kind::BlockedGumbel) {
+    head.normaliser.kind = attn::NormaliserKind::Gumbel;
+    head.normaliser.tau = o.tau;
+  }
+  return spec;
+}
+
+std::vector<Kind> layer_kinds(const Case& c, const BenchOptions& o) {
+  std::vector<Kind> kinds;
+  for (std::int64_t i = 0; i < o.layers; ++i) kinds.push_back(i < split_of(o.layers) ? c.lower : c.upper);
+  return kinds;
+}
+
+std::int64_t prefix_len(const Case& c, const BenchOptions& o) { return c.prefix ? o.prefixes : 0; }
+
+// ---- the child: one case ----------------------------------------------------------------
+
+struct State {
+  attn::TokenLayout tokens;  // segment [1, L] only: the one field prefix_block reads
+  torch::nn::Embedding embed{nullptr};
+  nn::TransformerEncoder encoder{nullptr};
+  at::Tensor ids, padding;
+  std::vector<at::Tensor> prefixes;  // k, v of every layer: the trained parameters
+};
+
+// One layer's attention alone, as the attention module hands it to the engine: random q, k,
+// v of the model's shapes (P prefix slots first), forward + backward.
+struct AttentionAlone {
+  at::Tensor q, k, v, segment;
+  attn::LayerSpec spec;
+  attn::AttentionCall call;
+  void step() const {
+    attn::attend(call, attn::Kernel::Fused).sum().backward();
+    for (const at::Tensor& t : {q, k, v}) t.mutable_grad().reset();
+  }
+};
+
+std::shared_ptr<AttentionAlone> attention_alone(const attn::LayerSpec& spec, const attn::TokenLayout& tokens,
+                                                const at::Tensor& groups, std::int64_t prefix,
+                                                const BenchOptions& o) {
+  auto a = std::make_shared<AttentionAlone>();
+  const std::int64_t head_dim = o.d_model / o.heads;
+  a->q = at::randn({1, o.heads, o.length, head_dim}).requires_grad_(true);
+  a->k = at::randn({1, o.heads, prefix + o.length, head_dim}).requires_grad_(true);
+  a->v = at::randn({1, o.heads, prefix + o.length, head_dim}).requires_grad_(true);
+  a->spec = spec;
+  a->call.q = a->q;
+  a->call.k = a->k;
+  a->call.v = a->v;
+  a->call.prefix_len = prefix;
+  a->call.prefix_segment = groups;
+  a->call.training = true;
+  a->call.seed = 99;
+  if (!spec.is_plain()) {
+    a->call.spec = &a->spec;
+    a->call.query_layout = &tokens;
+    a->call.key_layout = &tokens;
+  }
+  return a;
+}
+
+// Visited and partial tiles of a call's block mask, as fractions of all tiles.
+Json block_mask_json(const attn::AttentionCall& call) {
+  const attn::BlockMask mask = attn::compile_block_mask(call);
+  std::int64_t full = 0;
+  for (std::uint8_t f : mask.full) full += f;
+  const double tiles = static_cast<double>(mask.batch * mask.groups * mask.q_tiles * mask.k_tiles);
+  return {{"tile", mask.q_tile},
+          {"tile_density", mask.tile_density()},
+          {"partial_fraction", tiles > 0 ? static_cast<double>(mask.tile.size() - full) / tiles : 0.0}};
+}
+
+void run_child(const BenchOptions& o, const Case& c) {
+  at::set_num_threads(o.threads);
+  at::manual_seed(1234);
+  (void)at::mm(at::randn({64, 64}), at::randn({64, 64}));  // start the thread pools
+
+  const std::vector<Kind> kinds = layer_kinds(c, o);
+  const std::int64_t prefix = prefix_len(c, o);
+  nn::StackOptions stack;
+  stack.layer.attention.d_model = o.d_model;
+  stack.layer.attention.heads = o.heads;
+  stack.layer.attention.kernel = attn::Kernel::Fused;
+  stack.layer.d_ff = o.d_ff;
+  stack.layers = o.layers;
+  stack.max_positions = std::max<std::int64_t>(1024, o.length);
+  for (Kind k : kinds) stack.self_specs.push_back(kind_spec(k, o));
+
+  auto state = std::make_shared<State>();
+  state->padding = at::ones({1, o.length}, at::kBool);
+  state->tokens.segment = nn::encoder_segments(state->padding, o.length, o.blocks);
+  const at::Tensor groups = prefix > 0 ? nn::prefix_groups(prefix, o.blocks) : at::Tensor();
+  state->embed = torch::nn::Embedding(kVocab, o.d_model);
+  state->encoder = nn::TransformerEncoder(stack, state->embed);
+  models::init_weights(*state->encoder, 1);
+  models::init_weights(*state->embed, 1);
+  for (at::Tensor& p : state->encoder->parameters()) p.requires_grad_(false);
+  for (at::Tensor& p : state->embed->parameters()) p.requires_grad_(false);
+  const std::int64_t head_dim = o.d_model / o.heads;
+  for (const auto& layer : *state->encoder->layers) {
+    nn::PrefixKv kv;
+    if (prefix > 0) {
+      kv.k = at::randn({1, o.heads, prefix, head_dim}).requires_grad_(true);
+      kv.v = at::randn({1, o.heads, prefix, head_dim}).requires_grad_(true);
+      kv.segment = groups;
+      state->prefixes.push_back(kv.k);
+      state->prefixes.push_back(kv.v);
+      layer->as<nn::EncoderLayer>()->self_attn->set_prefix(kv);
+    }
+  }
+  state->encoder->train();
+  state->ids = (at::arange(o.length, at::kLong).mul(7919).remainder(kVocab - 4) + 4).unsqueeze(0);
+
+  if (state->prefixes.empty()) {
+    // Without prefixes nothing would require a gradient: the position embeddings stand in,
+    // so backward runs through the whole stack as in the other cases.
+    state->encoder->embed_positions->weight.requires_grad_(true);
+    state->prefixes.push_back(state->encoder->embed_positions->weight);
+  }
+  const auto step = [state] {
+    state->encoder->forward(state->ids, state->padding, &state->tokens).square().sum().backward();
+    for (at::Tensor& p : state->prefixes) p.mutable_grad().reset();
+  };
+  const long inputs_kb = status_kb("VmRSS");
+  step();  // warm-up
+  const TimedRounds rounds = time_rounds(step, o.rounds, kBusyCores);
+  const long hwm_kb = status_kb("VmHWM");
+
+  // One layer's attention alone, for each kind of layer the case has.
+  Json kinds_json = Json::object();
+  double attention_ms = 0;
+  for (Kind k : kinds) {
+    const char* name = kind_name(k);
+    if (!kinds_json.contains(name)) {
+      const auto alone = attention_alone(kind_spec(k, o), state->tokens, groups, prefix, o);
+      alone->step();  // warm-up
+      const TimedRounds t = time_rounds([alone] { alone->step(); }, o.rounds, kBusyCores);
+      Json entry{{"attention_layer_ms", t.median_ms}, {"busy_rounds_included", t.busy_rounds_included}};
+      entry.update(block_mask_json(alone->call));
+      kinds_json[name] = std::move(entry);
+    }
+    attention_ms += kinds_json[name]["attention_layer_ms"].get<double>();
+  }
+
+  // Which pairs the model's attention really gives weight to: every layer's weights over the
+  // prefix slots and the keys proper (the attention module records them with the dense
+  // reference kernel, after the timing and the memory peak above).
+  std::vector<double> visible, prefix_visible;
+  {
+    at::NoGradGuard no_grad;
+    for (const auto& layer : *state->encoder->layers) layer->as<nn::EncoderLayer>()->self_attn->record_weights(true);
+    (void)state->encoder->forward(state->ids, state->padding, &state->tokens);
+    for (const auto& layer : *state->encoder->layers) {
+      nn::MultiHeadAttention& attention = layer->as<nn::EncoderLayer>()->self_attn;
+      const at::Tensor nonzero = attention->recorded_weights().ne(0);  // [1, H, L, P + L]
+      visible.push_back(nonzero.to(at::kDouble).mean().item<double>());
+      if (prefix > 0)
+        prefix_visible.push_back(nonzero.narrow(3, 0, prefix).to(at::kDouble).mean().item<double>());
+      attention->record_weights(false);
+    }
+  }
+
+  Json layer_kinds = Json::array();
+  for (Kind k : kinds) layer_kinds.push_back(kind_name(k));
+  Json result{{"prefix_len", prefix}, {"layer_kinds", layer_kinds}};
+  result.update(rounds.to_json());
+  result["attention_ms"] = attention_ms;
+  result["kinds"] = std::move(kinds_json);
+  result["layer_visible"] = visible;
+  result["layer_prefix_visible"] = prefix_visible;
+  result["inputs_kb"] = inputs_kb;
+  result["hwm_kb"] = hwm_kb;
+  write_file_atomic(o.child_out, result.dump());
+}
+
+// ---- the parent: spawn, collect, compare ------------------------------------------------
+
+struct Measured {
+  Json result;
+  double maxrss_mb = 0;  // the child's ru_maxrss: the whole process, the analyses after the timing included
+};
+
+Measured measure(const BenchOptions& o, const Case& c) {
+  const std::vector<std::string> args{
+      "--length",  std::to_string(o.length),  "--prefixes", std::to_string(o.prefixes),
+      "--blocks",  std::to_string(o.blocks),  "--layers",   std::to_string(o.layers),
+      "--d-model", std::to_string(o.d_model), "--heads",    std::to_string(o.heads),
+      "--d-ff",    std::to_string(o.d_ff),    "--top-p",    fmt::format("{}", o.top_p),
+      "--tau",     fmt::format("{}", o.tau),  "--threads",  std::to_string(o.threads),
+      "--rounds",  std::to_string(o.rounds)};
+  ChildResult child = run_case_in_child("prefix", c.name, args);
+  return {std::move(child.result), child.maxrss_mb};
+}
+
+double mean_of(const Json& values) {
+  if (values.empty()) return 0;
+  double sum = 0;
+  for (const Json& v : values) sum += v.get<double>();
+  return sum / static_cast<double>(values.size());
+}
+
+void run_parent(const BenchOptions& o) {
+  const double others_before = bench::idle_probe(1.0);
+  const std::int64_t split = split_of(o.layers);
+  std::printf("prefix: encoder of %ld layers (d_model %ld, %ld heads of %ld, d_ff %ld), batch 1, L = %ld input "
+              "tokens, P = %ld prefixes a layer, K = %ld segments and prefix groups, lower layers: 0..%ld; fp32, "
+              "fused kernel, training mode; backbone frozen, forward + backward of sum(hidden^2) to the prefix "
+              "keys and values; top-p %.2f, Gumbel tau %.2f; %d threads, median of %d rounds\n",
+              long(o.layers), long(o.d_model), long(o.heads), long(o.d_model / o.heads), long(o.d_ff),
+              long(o.length), long(o.prefixes), long(o.blocks), long(split - 1), o.top_p, o.tau, o.threads,
+              o.rounds);
+  std::printf("other processes' CPU use before the start: %.2f cores%s\n", others_before,
+              others_before > kBusyCores ? "  -- machine busy: timings may be noisy" : "");
+  std::fflush(stdout);
+
+  std::map<std::string, Measured> m;
+  const std::size_t total = cases().size();
+  for (std::size_t i = 0; i < total; ++i) {
+    const Case& c = cases()[i];
+    if (!o.quiet) std::fprintf(stderr, "bench prefix: [%zu/%zu] %s ...\n", i + 1, total, c.name);
+    m[c.name] = measure(o, c);
+    if (!o.quiet)
+      std::fprintf(stderr, "bench prefix: [%zu/%zu] %s %.1f ms\n", i + 1, total, c.name,
+                   m[c.name].result["median_ms"].get<double>());
+  }
+  const double reference_ms = m[kReference].result["median_ms"].get<double>();
+  const double reference_attention = m[kReference].result["attention_ms"].get<double>();
+
+  std::printf("\n%-17s %10s %7s %10s %7s %8s %8s %8s\n", "case", "ms", "ratio", "attn ms", "ratio", "visible",
+              "prefix", "peak MB");
+  Json cases_json = Json::object();
+  std::string busy;
+  for (const Case& c : cases()) {
+    const Measured& r = m[c.name];
+    const double ms = r.result["median_ms"].get<double>();
+    const double attention = r.result["attention_ms"].get<double>();
+    const double visible = mean_of(r.result["layer_visible"]);
+    const bool has_prefix = !r.result["layer_prefix_visible"].empty();
+    const double prefix_visible = mean_of(r.result["layer_prefix_visible"]);
+    const double peak_mb = r.result["hwm_kb"].get<double>() / 1024.0;
+    std::printf("%-17s %10.1f %7.3f %10.1f %7.3f %8.4f %8s %8.0f\n", c.name, ms, ms / reference_ms, attention,
+                attention / reference_attention, visible,
+                has_prefix ? fmt::format("{:.4f}", prefix_visible).c_str() : "-", peak_mb);
+    if (r.result["busy_rounds_included"].get<bool>()) busy.append(busy.empty() ? "" : ", ").append(c.name);
+    Json entry{{"label", c.label}};
+    entry.update(r.result);
+    for (const char* internal : {"inputs_kb", "hwm_kb"}) entry.erase(internal);
+    entry["ratio"] = ms / reference_ms;
+    entry["ratio_of"] = fmt::format("{}/{}", c.name, kReference);
+    entry["attention_ratio"] = attention / reference_attention;
+    entry["visible_fraction"] = visible;
+    entry["prefix_visible_fraction"] = has_prefix ? Json(prefix_visible) : Json(nullptr);
+    entry["peak_rss_mb"] = peak_mb;
+    entry["rss_growth_mb"] = (r.result["hwm_kb"].get<double>() - r.result["inputs_kb"].get<double>()) / 1024.0;
+    entry["process_maxrss_mb"] = r.maxrss_mb;
+    cases_json[c.name] = std::move(entry);
+  }
+  std::printf("\nratio: ms / %s ms, this run; attn ms: each layer's attention alone (one call, forward + "
+              "backward, random q k v of the model's shapes), summed over the layers; visible: fraction of "
+              "(query, key) pairs with a nonzero weight in the model, mean over layers and heads; prefix: the "
+              "same over (query, prefix slot) pairs; peak MB: the case's process at the end of the timed rounds "
+              "(VmHWM)\n",
+              kReference);
+  std::printf("\nper layer kind: one layer's attention alone, and the tiles its block mask visits\n");
+  std::printf("%-21s %10s %9s %13s %9s\n", "kind", "ms", "vs plain", "tiles visited", "partial");
+  const Json plain_kinds = m[kReference].result["kinds"];
+  const double plain_layer = plain_kinds["plain"]["attention_layer_ms"].get<double>();
+  std::map<std::string, Json> kinds;
+  for (const Case& c : cases())
+    if (c.prefix)
+      for (const auto& [kind, k] : m[c.name].result["kinds"].items())
+        if (!kinds.count(kind)) kinds[kind] = k;
+  for (const auto& [kind, k] : kinds)
+    std::printf("%-21s %10.1f %9.3f %12.1f%% %8.1f%%\n", kind.c_str(), k["attention_layer_ms"].get<double>(),
+                k["attention_layer_ms"].get<double>() / plain_layer, 100 * k["tile_density"].get<double>(),
+                100 * k["partial_fraction"].get<double>());
+  for (const Case& c : cases()) std::printf("%-17s %s\n", c.name, c.label);
+  if (!busy.empty())
+    std::printf("noisy: other processes used the CPU in most rounds of %s; rerun on a quiet machine\n", busy.c_str());
+  const double hier = m["hierblock"].result["median_ms"].get<double>() / reference_ms;
+  const double trunc = m["truncsa"].result["median_ms"].get<double>() / reference_ms;
+  std::printf("\nHierBlock / Prefix-tune = %.3f, TruncSA / Prefix-tune = %.3f (encoder forward + backward, "
+              "L = %ld, P = %ld)\n",
+              hier, trunc, long(o.length), long(o.prefixes));
+
+  if (!o.json.empty()) {
+    const Json result{
+        {"benchmark", "prefix"},
+        {"batch", 1},
+        {"length", o.length},
+        {"prefixes", o.prefixes},
+        {"blocks", o.blocks},
+        {"layers", o.layers},
+        {"lower_layers", split},
+        {"d_model", o.d_model},
+        {"heads", o.heads},
+        {"head_dim", o.d_model / o.heads},
+        {"d_ff", o.d_ff},
+        {"top_p", o.top_p},
+        {"tau", o.tau},
+        {"dtype", "float32"},
+        {"kernel", "fused"},
+        {"step",
+         "encoder forward (training mode) + backward of sum(hidden^2); backbone frozen, gradients for the "
+         "prefix keys and values of every layer"},
+        {"threads", o.threads},
+        {"rounds", o.rounds},
+        {"other_processes_cores_before", others_before},
+        {"busy_threshold_cores", kBusyCores},
+        {"reference", kReference},
+        {"hierblock_ratio", hier},
+        {"truncsa_ratio", trunc},
+        {"memory_method",
+         "each case in a child process: peak_rss_mb = its VmHWM after the timed rounds; rss_growth_mb = that "
+         "minus VmRSS once the model and inputs were built; process_maxrss_mb = its ru_maxrss, the analyses "
+         "after the timing included"},
+        {"cases", std::move(cases_json)}};
+    write_file_atomic(o.json, result.dump(2) + "\n");
+    std::printf("results: %s\n", o.json.c_str());
+  }
+}
+
+void check_options(const BenchOptions& o) {
+  if (o.d_model % o.heads != 0)
+    throw Error(fmt::format("bench prefix: --d-model {} is not divisible by --heads {}", o.d_model, o.heads));
+  if (!(o.top_p > 0 && o.top_p <= 1)) throw Error(fmt::format("bench prefix: --top-p {} must lie in (0, 1]", o.top_p));
+  if (!(o.tau > 0)) throw Error(fmt::format("bench prefix: --tau {} must be positive", o.tau));
+}
+
+}  // namespace
+
+void register_bench_prefix(CLI::App& bench) {
+  CLI::App* prefix = bench.add_subcommand(
+      "prefix",
+      "Time the structured prefix designs of seed 000 (§4.1-4.2) in an encoder (6 layers, d_model 256, 8 "
+      "heads, d_ff 1024, batch 1, fp32, fused kernel) at 1024 input tokens with P = 100 prefixes a layer: "
+      "prefix-tuning's step, backbone frozen, forward + backward down to the prefix keys and values. Cases: "
+      "no prefix, Prefix-tune (dense prefixes), UniBlock (prefix_block on every layer), HierBlock "
+      "(prefix_block on the lower half, dense above; inputs in K segments, prefixes in K groups), TruncSA "
+      "(top-p 0.95 over the key impact), SoftSA (Gumbel softmax, tau 1), HierBlock+SoftSA. Each case in a "
+      "child process of its own, median of several rounds; one line a case: ms and its ratio to Prefix-tune "
+      "in the same run, the attention alone and its ratio, the fraction of (query, key) pairs visible "
+      "(every key, and the prefix slots alone), peak memory; then each kind of layer's attention and the "
+      "tiles its block mask visits.");
+  auto options = std::make_shared<BenchOptions>();
+  prefix->add_option("--json", options->json, "also write the results to this JSON file");
+  prefix->add_flag("--quiet", options->quiet, "no progress output");
+  prefix->add_option("--length", options->length, "input tokens L (default 1024)")
+      ->check(CLI::Range(std::int64_t{4}, std::int64_t{1} << 20));
+  prefix->add_option("--prefixes", options->prefixes, "prefix slots P a layer (default 100)")
+      ->check(CLI::PositiveNumber);
+  prefix->add_option("--blocks", options->blocks,
+                     "K: input segments and prefix groups of UniBlock / HierBlock (default 3)")
+      ->check(CLI::PositiveNumber);
+  prefix->add_option("--layers", options->layers, "encoder layers (default 6; the lower half, rounded up, is blocked)")
+      ->check(CLI::PositiveNumber);
+  prefix->add_option("--d-model", options->d_model, "model width (default 256)")->check(CLI::PositiveNumber);
+  prefix->add_option("--heads", options->heads, "attention heads (default 8)")->check(CLI::PositiveNumber);
+  prefix->add_option("--d-ff", options->d_ff, "feed-forward width (default 1024)")->check(CLI::PositiveNumber);
+  prefix->add_option("--top-p", options->top_p, "TruncSA's p (default 0.95)");
+  prefix->add_option("--tau", options->tau, "SoftSA's Gumbel temperature (default 1)");
+  prefix->add_option("--threads", options->threads, "threads (default: every core)")->check(CLI::PositiveNumber);
+  prefix->add_option("--rounds", options->rounds, "timed rounds a case (default 5)")->check(CLI::PositiveNumber);
+  prefix->add_option("--child", options->child)->group("");
+  prefix->add_option("--child-out", options->child_out)->group("");
+  on_run(prefix, [options] {
+    BenchOptions o = *options;
+    if (o.threads == 0) o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    check_options(o);
+    if (o.child.empty()) return run_parent(o);
+    const auto c = std::find_if(cases().begin(), cases().end(), [&](const Case& k) { return o.child == k.name; });
+    if (c == cases().end()) throw Error(fmt::format("bench prefix: unknown case '{}'", o.child));
+    run_child(o, *c);
+  });
+}
+
+}  // namespace strata::cli
