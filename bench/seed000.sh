@@ -60,7 +60,7 @@ run_one() {
   local prefix_bytes=0
   [[ -f "$dir/run/prefix.safetensors" ]] && prefix_bytes=$(stat -c %s "$dir/run/prefix.safetensors")
   printf '{"recipe": "%s", "seed": %s, "percent": %s, "trainable": %s, "parameters": %s, "prefix_bytes": %s, "train_seconds": %s, "eval_seconds": %s}\n' \
-    "$recipe" "$seed" "$percent" "$trainable" "$total" "$prefix_bytes" "$(( (t1 - t0) / 1000000 ))e-3" \
+    "$recipe" "$seed" "$percent" "${trainable:-null}" "${total:-null}" "$prefix_bytes" "$(( (t1 - t0) / 1000000 ))e-3" \
     "$(( (t2 - t1) / 1000000 ))e-3" > "$dir/result.json"
   echo "done: $recipe seed $seed $percent% ($(( (t2 - t0) / 1000000000 )) s)"
 }
