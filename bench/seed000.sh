@@ -67,11 +67,17 @@ run_one() {
 export -f run_one
 export out strata config
 
-# Seed-outer, so every system has its first seed before any has its third.
+# Every system's first seed, then Table 3, the second seeds, the low-resource curve and the
+# third seeds: a run cut short still has one of everything.
 queue() {
-  for seed in $seeds; do for recipe in $main; do echo "$recipe $seed 100"; done; done
-  for recipe in $layers; do echo "$recipe 1 100"; done
-  for percent in $fractions; do for recipe in $low; do echo "$recipe 1 $percent"; done; done
+  local first=${seeds%% *} rest=${seeds#* } second third
+  second=${rest%% *}
+  third=${rest#* }
+  for recipe in $main; do echo "$recipe $first 100"; done
+  for recipe in $layers; do echo "$recipe $first 100"; done
+  if [[ "$rest" != "$seeds" ]]; then for recipe in $main; do echo "$recipe $second 100"; done; fi
+  for percent in $fractions; do for recipe in $low; do echo "$recipe $first $percent"; done; done
+  if [[ "$third" != "$rest" ]]; then for seed in $third; do for recipe in $main; do echo "$recipe $seed 100"; done; done; fi
 }
 echo "== $(queue | wc -l) runs, $jobs at a time (one thread each)"
 queue | xargs -P "$jobs" -n 3 bash -c 'run_one "$@"' _
