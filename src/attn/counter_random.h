@@ -26,10 +26,13 @@ inline std::uint64_t counter_row(std::uint64_t seed, RandomStream stream, std::i
   return mix64(x ^ static_cast<std::uint64_t>(i));
 }
 
-// Uniform in (0, 1), never 0 or 1: 24 random bits centred in their cells.
+// Uniform in (0, 1), never 0 or 1: 24 random bits centred in their cells. The top cell's
+// centre, 1 - 2^-25, rounds to 1 in float (whose Gumbel noise would be +inf, one pair in 2^24):
+// it is clamped to the largest float below 1.
 inline float counter_uniform_at(std::uint64_t row, std::int64_t n) {
   const std::uint64_t x = mix64(row ^ static_cast<std::uint64_t>(n));
-  return (static_cast<float>(x >> 40) + 0.5f) * (1.0f / 16777216.0f);
+  const float u = (static_cast<float>(x >> 40) + 0.5f) * (1.0f / 16777216.0f);
+  return u < 0x1.fffffep-1f ? u : 0x1.fffffep-1f;
 }
 
 inline float counter_uniform(std::uint64_t seed, RandomStream stream, std::int64_t b,
