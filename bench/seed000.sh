@@ -8,7 +8,7 @@
 # Usage: bench/seed000.sh [BUILD_DIR] [OUT_DIR]
 #   SEEDS="1 2 3"        seeds per system of Tables 2/4/5    JOBS=2   runs side by side (one thread each)
 #   FRACTIONS="5 10 25 50"  low-resource training shares (%)  REPORT=docs/results/seed000.md
-#   PRETRAIN_STEPS=1500  steps of the base                  EXTRA="k=v ..." more overrides for every run
+#   PRETRAIN_STEPS=800   steps of the base                  EXTRA="k=v ..." more overrides for every run
 set -euo pipefail
 build=${1:-build}
 out=${2:-runs/seed000}
@@ -28,11 +28,11 @@ started=$(date +%s)
 source bench/corpus_and_tokenizer.sh
 
 if [[ ! -f "$out/base/pretrained" ]]; then
-  echo "== base: BART denoising on the training pages (${PRETRAIN_STEPS:-1500} steps, 2 threads)"
+  echo "== base: BART denoising on the training pages (${PRETRAIN_STEPS:-800} steps, 2 threads)"
   rm -rf "$out/base"
   t0=$(date +%s)
   "$strata" pretrain --config "$config" --out "$out/base" --quiet train.threads=2 \
-    train.max_steps="${PRETRAIN_STEPS:-1500}" train.eval_every=500 data.train="$out/corpus/train.jsonl" \
+    train.max_steps="${PRETRAIN_STEPS:-800}" train.eval_every=500 data.train="$out/corpus/train.jsonl" \
     data.valid="$out/corpus/validation.jsonl" data.tokenizer="$out/tokenizer" ${EXTRA:-} > "$out/base.log" 2>&1 ||
     { echo "FAILED: pretraining (see $out/base.log)"; exit 1; }
   echo "$(( $(date +%s) - t0 ))" > "$out/base/pretrained"
