@@ -536,6 +536,15 @@ def spectrum_findings(halves):
 
 # ---- the page ----
 
+def last_step(metrics):
+    """The last training step a run's metrics.jsonl logged."""
+    steps = [0]
+    with open(metrics) as f:
+        for line in f:
+            steps.append(json.loads(line).get("step", 0))
+    return max(steps)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--runs", required=True, help="OUT/runs of bench/seed000.sh")
@@ -567,7 +576,9 @@ def main():
     except (OSError, ValueError):
         pretrain = ""
     base_loss = safe(best_valid_loss, os.path.join(args.out_dir, "base", "metrics.jsonl"))
+    base_steps = safe(last_step, os.path.join(args.out_dir, "base", "metrics.jsonl"))
     notes = ([] if pretrain else [f"pretraining time {NOT_AVAILABLE}"]) + \
+        ([f"{base_steps} steps"] if isinstance(base_steps, int) else []) + \
         ([f"best denoising validation loss {base_loss:.3f}"] if not isnan(base_loss) else []) + \
         [f"log: `{os.path.join(args.out_dir, 'base.log')}`"]
     base_note = f" ({'; '.join(notes)})"

@@ -24,16 +24,7 @@ class CliPretrain : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("strata_cli_pretrain_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    test_support::ToyWords toy(11);
-    for (const char* split : {"train", "valid"}) {
-      std::ofstream out(dir_ / (std::string(split) + ".jsonl"));
-      for (int i = 0; i < (split[0] == 't' ? 40 : 6); ++i) {
-        const std::string summary = toy.words(4);
-        std::string body = summary + ". ";
-        for (int s = 0; s < 4; ++s) body += toy.words(6) + ". ";
-        out << nlohmann::json{{"document", body}, {"summary", summary}}.dump() << "\n";
-      }
-    }
+    test_support::write_toy_summaries(dir_, 11, 6);
     ASSERT_EQ(run("tokenizer train --input " + path("train.jsonl") + " --out " + path("tok") +
                   " --vocab-size 300 --type byte-bpe")
                   .exit_code,

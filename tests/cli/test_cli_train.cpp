@@ -24,18 +24,7 @@ class CliTrain : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("strata_cli_train_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    test_support::ToyWords toy(7);
-    for (const char* split : {"train", "valid"}) {
-      std::ofstream out(dir_ / (std::string(split) + ".jsonl"));
-      for (int i = 0; i < (split[0] == 't' ? 40 : 6); ++i) {
-        const std::string summary = toy.words(4);
-        std::string body = summary + ". ";
-        for (int s = 0; s < 4; ++s) {
-          body += toy.words(8) + ". ";
-        }
-        out << nlohmann::json{{"document", body}, {"summary", summary}}.dump() << "\n";
-      }
-    }
+    test_support::write_toy_summaries(dir_, 7, 8);
     std::ofstream(dir_ / "doc.md") << "# tool\n\nlist the contents of a directory. print files.\n";
     ASSERT_EQ(run("tokenizer train --input " + path("train.jsonl") + " --out " + path("tok") +
                   " --vocab-size 300 --type byte-bpe")

@@ -2,7 +2,11 @@
 // Seeded pseudo-random text over 16 command-line words, for the small datasets the CLI tests
 // train on: the same seed gives the same words.
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace strata::test_support {
 
@@ -25,5 +29,21 @@ class ToyWords {
  private:
   std::uint32_t state_;
 };
+
+// The toy summarisation set the CLI tests train on: DIR/train.jsonl (40 documents) and
+// DIR/valid.jsonl (6): each document opens with its 4-word summary as a sentence, then 4
+// sentences of `words` words.
+inline void write_toy_summaries(const std::filesystem::path& dir, std::uint32_t seed, int words) {
+  ToyWords toy(seed);
+  for (const char* split : {"train", "valid"}) {
+    std::ofstream out(dir / (std::string(split) + ".jsonl"));
+    for (int i = 0; i < (split[0] == 't' ? 40 : 6); ++i) {
+      const std::string summary = toy.words(4);
+      std::string body = summary + ". ";
+      for (int s = 0; s < 4; ++s) body += toy.words(words) + ". ";
+      out << nlohmann::json{{"document", body}, {"summary", summary}}.dump() << "\n";
+    }
+  }
+}
 
 }  // namespace strata::test_support
