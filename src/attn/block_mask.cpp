@@ -40,16 +40,25 @@ Cover equal(const Range& a, const Range& b) {
 
 Cover from(bool all, bool none) { return all ? Cover::Full : none ? Cover::Empty : Cover::Partial; }
 
+// The distinct values of a few ids, ascending.
+using IdSet = std::vector<std::int32_t>;
+
+void finish(IdSet& set) {
+  std::sort(set.begin(), set.end());
+  set.erase(std::unique(set.begin(), set.end()), set.end());
+}
+
 struct QueryTile {
   Range index;  // i' = i + query_offset
   std::array<Range, kLayoutFields> field;
+  IdSet segments;  // the distinct segment ids (prefix_block), when the field is loaded
 };
 
 // A key tile in two parts: its prefix slots, and its keys proper summarised over the real
 // (non-padding) keys only, since padding keys are invisible whatever the mask says.
 struct KeyTile {
   bool has_prefix = false, has_keys = false;
-  Range prefix_segment;
+  IdSet prefix_groups;  // the distinct segment ids of its prefix slots
   bool any_real = false, all_real = true;
   Range index;  // j over the real keys
   std::array<Range, kLayoutFields> field;
@@ -79,9 +88,18 @@ Cover on_keys(const State::Op& op, const QueryTile& q, const KeyTile& k) {
   }
 }
 
+// prefix_block over a tile's prefix slots, exactly: empty when no slot's group is the segment
+// of any query of the tile, full when the tile's queries and slots all share one id. (Ranges
+// would call a tile of groups {0, 2} partial for queries of segment 1.)
 Cover on_prefix(const State::Op& op, const QueryTile& q, const KeyTile& k) {
   if (op.kind != MaskKind::PrefixBlock) return Cover::Full;
-  return equal(q.field[static_cast<int>(LayoutField::Segment)], k.prefix_segment);
+  const IdSet &a = q.segments, &b = k.prefix_groups;
+  if (a.size() == 1 && b.size() == 1) return a[0] == b[0] ? Cover::Full : Cover::Empty;
+  for (std::size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    if (a[i] == b[j]) return Cover::Partial;
+    a[i] < b[j] ? ++i : ++j;
+  }
+  return Cover::Empty;
 }
 
 // Runs the postfix program over covers: And is empty if any operand is, full if all are;
@@ -126,20 +144,50 @@ std::vector<QueryTile> query_tiles(const State& s, std::int64_t b, std::int64_t 
       const std::int32_t* ids = s.query[f].row(b);
       for (std::int64_t i = i0; i < i1; ++i) t.field[f].add(ids[i]);
     }
-    tiles.push_back(t);
+    if (const State::Ids& segment = s.q(LayoutField::Segment); segment.data != nullptr && s.prefix > 0) {
+      t.segments.assign(segment.row(b) + i0, segment.row(b) + i1);
+      finish(t.segments);
+    }
+    tiles.push_back(std::move(t));
   }
   return tiles;
 }
 
-std::vector<KeyTile> key_tiles(const State& s, std::int64_t b, std::int64_t k_tile) {
+// BlockMask::key_start: k_tile steps, unless some mask reads prefix_block: then the prefix
+// slots are cut where their group changes (and every k_tile), and the keys proper start a
+// tile at P. A query tile of one segment then finds every prefix tile full or empty.
+std::vector<std::int64_t> key_starts(const State& s, std::int64_t k_tile) {
+  const std::int64_t keys = s.prefix + s.lk;
+  bool blocking = false;
+  for (const std::vector<State::Op>& program : s.programs)
+    for (const State::Op& op : program) blocking = blocking || op.kind == MaskKind::PrefixBlock;
+  std::vector<std::int64_t> start;
+  std::int64_t n = 0;
+  if (blocking && s.prefix > 0 && s.prefix_segment.data != nullptr) {
+    const std::int32_t* group = s.prefix_segment.data;
+    while (n < s.prefix) {
+      start.push_back(n);
+      const std::int64_t first = n;
+      while (++n < s.prefix && n - first < k_tile && group[n] == group[first]) {
+      }
+    }
+  }
+  for (; n < keys; n += k_tile) start.push_back(n);
+  start.push_back(keys);
+  return start;
+}
+
+std::vector<KeyTile> key_tiles(const State& s, std::int64_t b,
+                               const std::vector<std::int64_t>& start) {
   std::vector<KeyTile> tiles;
-  for (std::int64_t n0 = 0; n0 < s.prefix + s.lk; n0 += k_tile) {
+  for (std::size_t kt = 0; kt + 1 < start.size(); ++kt) {
     KeyTile t;
-    const std::int64_t n1 = std::min(n0 + k_tile, s.prefix + s.lk);
+    const std::int64_t n0 = start[kt], n1 = start[kt + 1];
     for (std::int64_t n = n0; n < std::min(n1, s.prefix); ++n) {
       t.has_prefix = true;
-      if (s.prefix_segment.data != nullptr) t.prefix_segment.add(s.prefix_segment.data[n]);
+      if (s.prefix_segment.data != nullptr) t.prefix_groups.push_back(s.prefix_segment.data[n]);
     }
+    finish(t.prefix_groups);
     for (std::int64_t j = std::max(n0, s.prefix) - s.prefix; j < n1 - s.prefix; ++j) {
       t.has_keys = true;
       if (!s.real_key(b, j)) {
@@ -151,7 +199,7 @@ std::vector<KeyTile> key_tiles(const State& s, std::int64_t b, std::int64_t k_ti
       for (int f = 0; f < kLayoutFields; ++f)
         if (s.key[f].data != nullptr) t.field[f].add(s.key[f].row(b)[j]);
     }
-    tiles.push_back(t);
+    tiles.push_back(std::move(t));
   }
   return tiles;
 }
@@ -169,7 +217,8 @@ BlockMask compile_block_mask(const PairRules& rules, std::int64_t q_tile, std::i
   mask.batch = s.batch;
   mask.groups = static_cast<std::int64_t>(s.programs.size());
   mask.q_tiles = (s.lq + q_tile - 1) / q_tile;
-  mask.k_tiles = (s.prefix + s.lk + k_tile - 1) / k_tile;
+  mask.key_start = key_starts(s, k_tile);
+  mask.k_tiles = static_cast<std::int64_t>(mask.key_start.size()) - 1;
   mask.lq = s.lq;
   mask.lk = s.prefix + s.lk;
   mask.head_group = s.head_program;
@@ -181,7 +230,7 @@ BlockMask compile_block_mask(const PairRules& rules, std::int64_t q_tile, std::i
   std::vector<Cover> stack;
   for (std::int64_t b = 0; b < s.batch; ++b) {
     const std::vector<QueryTile> queries = query_tiles(s, b, q_tile);
-    const std::vector<KeyTile> keys = key_tiles(s, b, k_tile);
+    const std::vector<KeyTile> keys = key_tiles(s, b, mask.key_start);
     for (const std::vector<State::Op>& program : s.programs) {
       for (const QueryTile& q : queries) {
         for (std::int64_t kt = 0; kt < mask.k_tiles; ++kt) {

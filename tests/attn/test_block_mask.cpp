@@ -40,7 +40,29 @@ TEST(BlockMask, SoundOnRandomCalls) {
     ASSERT_EQ(m.lq, rules.queries());
     ASSERT_EQ(m.lk, rules.keys());
     ASSERT_EQ(m.q_tiles, (rules.queries() + q_tile - 1) / q_tile);
-    ASSERT_EQ(m.k_tiles, (rules.keys() + k_tile - 1) / k_tile);
+    // Key tiles cover the keys in order, at most k_tile wide; with prefix_block, none mixes
+    // prefix groups or prefix slots and keys proper.
+    ASSERT_EQ(static_cast<std::int64_t>(m.key_start.size()), m.k_tiles + 1);
+    ASSERT_EQ(m.key_start.front(), 0);
+    ASSERT_EQ(m.key_start.back(), rules.keys());
+    bool blocking = false;
+    for (const HeadSpec& h : r->spec.heads)
+      blocking = blocking || (h.fixed == FixedPattern::None &&
+                              to_string(h.mask).find("prefix_block") != std::string::npos);
+    for (std::int64_t kt = 0; kt < m.k_tiles; ++kt) {
+      const std::int64_t n0 = m.key_start[kt], n1 = m.key_start[kt + 1];
+      ASSERT_LT(n0, n1);
+      ASSERT_LE(n1 - n0, k_tile);
+      if (!blocking) {
+        ASSERT_EQ(n0, kt * k_tile);
+        continue;
+      }
+      const std::int64_t prefix = rules.prefix_len();
+      ASSERT_TRUE(n1 <= prefix || n0 >= prefix) << "a tile across prefix slots and keys";
+      for (std::int64_t n = n0; n < std::min(n1, prefix); ++n)
+        ASSERT_EQ(r->call.prefix_segment[n].item<std::int32_t>(),
+                  r->call.prefix_segment[n0].item<std::int32_t>());
+    }
     ASSERT_EQ(static_cast<std::int64_t>(m.row_begin.size()), m.batch * m.groups * m.q_tiles + 1);
     ASSERT_EQ(static_cast<std::int64_t>(m.head_group.size()), rules.heads());
     for (std::int64_t h = 0; h < rules.heads(); ++h) {
@@ -65,7 +87,7 @@ TEST(BlockMask, SoundOnRandomCalls) {
           for (std::int64_t kt = 0; kt < m.k_tiles; ++kt) {
             bool any = false, all = true;
             for (std::int64_t i = qt * q_tile; i < std::min((qt + 1) * q_tile, m.lq); ++i)
-              for (std::int64_t n = kt * k_tile; n < std::min((kt + 1) * k_tile, m.lk); ++n) {
+              for (std::int64_t n = m.key_start[kt]; n < m.key_start[kt + 1]; ++n) {
                 const bool v = rules.visible(b, h, i, n);
                 any |= v;
                 all &= v;
@@ -150,8 +172,68 @@ TEST(BlockMask, PaddingAndPrefixTiles) {
   // Key tiles: 0-1 the prefix pairs, 2-11 real keys, 12-21 padding.
   EXPECT_EQ(tiles(m, 0, 0, 0), "F.FFFFFFFFFF..........");
   EXPECT_EQ(tiles(m, 0, 0, 1), ".FFFFFFFFFFF..........");
-  // A tile across the prefix and the keys proper, and one across real keys and padding.
-  EXPECT_EQ(tiles(compile_block_mask(call, 8, 5), 0, 0, 0), "pFFFp....");
+  // Wider tiles: prefix_block cuts the prefix slots by group and starts the keys proper at P,
+  // [0, 2) [2, 4) [4, 9) ... [39, 44); one tile across real keys and padding is partial.
+  const BlockMask wide = compile_block_mask(call, 8, 5);
+  EXPECT_EQ(wide.key_start, (std::vector<std::int64_t>{0, 2, 4, 9, 14, 19, 24, 29, 34, 39, 44}));
+  EXPECT_EQ(tiles(wide, 0, 0, 0), "F.FFFF....");
+  EXPECT_EQ(tiles(wide, 0, 0, 1), ".FFFFF....");
+  // Without prefix_block the tiles are k_tile steps over prefix slots and keys alike.
+  spec.heads[0].mask = Mask::all();
+  const BlockMask plain = compile_block_mask(call, 8, 5);
+  EXPECT_EQ(plain.key_start, (std::vector<std::int64_t>{0, 5, 10, 15, 20, 25, 30, 35, 40, 44}));
+  EXPECT_EQ(tiles(plain, 0, 0, 0), "FFFFp....");
+  spec.heads[0].mask = Mask::of(MaskKind::PrefixBlock) && Mask::window(3, 3);
+  // Queries 8-15 under window(3, 3) see keys 5-18: three partial tiles.
+  EXPECT_EQ(tiles(compile_block_mask(call, 8, 5), 0, 0, 1), ".F.ppp....");
+}
+
+// prefix_block cuts the prefix slots wherever their group changes, however the groups lie,
+// and each query tile of one segment sees its group's tiles whole and skips the others.
+TEST(BlockMask, PrefixTilesOneGroupEach) {
+  TokenLayout layout;
+  layout.segment = torch::tensor({0, 0, 1, 1, 2, 2}, torch::kInt32).view({1, -1});
+  AttentionCall call = call_of(1, 6, 5, 6);
+  call.query_layout = &layout;
+  call.prefix_segment = torch::tensor({0, 2, 1, 1, 1}, torch::kInt32);
+  LayerSpec spec;
+  spec.heads[0].mask = Mask::of(MaskKind::PrefixBlock);
+  call.spec = &spec;
+  const BlockMask m = compile_block_mask(call, 2, 2);
+  // Slots {0} {2} {1 1} {1}, then the keys proper in twos.
+  EXPECT_EQ(m.key_start, (std::vector<std::int64_t>{0, 1, 2, 4, 5, 7, 9, 11}));
+  EXPECT_EQ(tiles(m, 0, 0, 0), "F...FFF");
+  EXPECT_EQ(tiles(m, 0, 0, 1), "..FFFFF");
+  EXPECT_EQ(tiles(m, 0, 0, 2), ".F..FFF");
+  // A query tile across segments 0 and 1 (tiles of 4 queries: ids 0 0 1 1): groups 0 and 1
+  // partial, group 2 absent.
+  EXPECT_EQ(tiles(compile_block_mask(call, 4, 2), 0, 0, 0), "p.ppFFF");
+}
+
+// The benchmark's geometry (strata bench prefix): 1024 tokens in 3 segments, 100 prefix slots
+// in 3 groups of 34, 33 and 33, 64-wide tiles: one prefix tile per group, the keys proper from
+// 100 on. A query tile of one segment visits its group's tile and the 16 key tiles, all full,
+// 1057 keys of 1124; one across two segments visits both groups' tiles, partial.
+TEST(BlockMask, PrefixBlockSkipsOtherGroupsTiles) {
+  const std::int64_t length = 1024, prefix = 100;
+  TokenLayout layout;
+  layout.segment = torch::arange(length).mul(3).div(length, "floor").to(torch::kInt32).view({1, -1});
+  AttentionCall call = call_of(1, length, prefix, length);
+  call.query_layout = &layout;
+  call.prefix_segment = torch::arange(prefix).mul(3).div(prefix, "floor").to(torch::kInt32);
+  LayerSpec spec;
+  spec.heads[0].mask = Mask::of(MaskKind::PrefixBlock);
+  call.spec = &spec;
+  const BlockMask m = compile_block_mask(call);
+  ASSERT_EQ(m.k_tiles, 19);
+  EXPECT_EQ(std::vector<std::int64_t>(m.key_start.begin(), m.key_start.begin() + 5),
+            (std::vector<std::int64_t>{0, 34, 67, 100, 164}));
+  const std::string keys(16, 'F');
+  EXPECT_EQ(tiles(m, 0, 0, 0), "F.." + keys);   // segment 0
+  EXPECT_EQ(tiles(m, 0, 0, 6), ".F." + keys);   // segment 1
+  EXPECT_EQ(tiles(m, 0, 0, 15), "..F" + keys);  // segment 2
+  EXPECT_EQ(tiles(m, 0, 0, 5), "pp." + keys);   // queries 320-383: segments 0 and 1
+  EXPECT_EQ(tiles(m, 0, 0, 10), ".pp" + keys);  // queries 640-703: segments 1 and 2
 }
 
 TEST(BlockMask, HeadsWithEqualMasksShareAGroup) {

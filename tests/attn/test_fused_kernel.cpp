@@ -316,6 +316,64 @@ TEST(FusedKernel, TopPTruncation) {
   expect_kernels_agree(p.call());
 }
 
+// Top-p's output comes from one computation of each score plus a correction over the keys on
+// the smaller side: minus the truncated ones (p near 1) or the kept ones alone (small p).
+// Both sides, with prefix slots blocked by segment, padding, a bias table, a dense bias,
+// partial tiles and key tiles that are truncated whole (their backward skips dP and dV).
+TEST(FusedKernel, TopPCorrectsByTheSmallerSideOfTheKeys) {
+  for (const double top_p : {0.2, 0.5, 0.8, 0.95, 1.0}) {
+    for (const std::int64_t k_tile : {3, 16}) {
+      Problem p;
+      p.heads = 2;
+      p.lq = 45, p.lk = 60, p.prefix = 7;
+      p.padding = true;
+      Relation t5;
+      t5.kind = RelationKind::T5Buckets;
+      t5.buckets = 8, t5.max_distance = 20;
+      p.dense_shape = {2, 1};
+      p.spec = spec_of({head(kPrefixBlock, NormaliserKind::TopP, 1, top_p),
+                        head(kPrefixBlock && (kSection || Mask::window(5, 5)), NormaliserKind::TopP,
+                             1, top_p)},
+                       t5, /*dense=*/true);
+      p.q_tile = 8, p.k_tile = k_tile;
+      p.make(static_cast<std::uint32_t>(100 * top_p) + static_cast<std::uint32_t>(k_tile));
+      SCOPED_TRACE(testing::Message() << "p " << top_p << ", k_tile " << k_tile);
+      expect_kernels_agree(p.call());
+    }
+  }
+}
+
+// fp32 at the benchmark's shape, scaled down: 100 prefix slots in 3 groups before 300 keys,
+// default tiles, top-p 0.95 with and without blocking.
+TEST(FusedKernel, TopPFloatWithPrefixes) {
+  Problem p;
+  p.dtype = torch::kFloat;
+  p.batch = 1, p.heads = 2;
+  p.lq = p.lk = 300, p.prefix = 100, p.dim = 16;
+  p.spec = spec_of({head(Mask::all(), NormaliserKind::TopP, 1, 0.95),
+                    head(kPrefixBlock, NormaliserKind::TopP, 1, 0.95)});
+  p.make(5);
+  expect_kernels_agree(p.call(), 2e-5);
+}
+
+// The keys kept come from impact sums in a fixed order: the same for any thread count.
+TEST(FusedKernel, TopPSameForAnyThreadCount) {
+  Problem p;
+  p.dtype = torch::kFloat;
+  p.batch = 1, p.heads = 3;
+  p.lq = p.lk = 200, p.prefix = 10, p.dim = 8;
+  p.spec = spec_of({head(Mask::all(), NormaliserKind::TopP, 1, 0.9)});
+  p.q_tile = 16, p.k_tile = 16;
+  p.make(3);
+  const int threads = at::get_num_threads();
+  at::set_num_threads(1);
+  const Outcome one = run(p.call(), Kernel::Fused);
+  at::set_num_threads(3);
+  const Outcome three = run(p.call(), Kernel::Fused);
+  at::set_num_threads(threads);
+  EXPECT_TRUE(torch::equal(one.out, three.out));
+}
+
 TEST(FusedKernel, DropoutSameSeedSameMask) {
   Problem p;
   p.heads = 3;

@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "../../src/attn/counter_random.h"
 #include "../../src/attn/kernels/fused_tiles.h"
 
 namespace strata::attn::tiles {
@@ -86,6 +87,61 @@ TEST(FusedTiles, SoftmaxGradAndColumnSums) {
       EXPECT_DOUBLE_EQ(dp[r * ld + c], p[r * ld + c] * (dp_in[r * ld + c] - row_dot[r]) * 2.0);
   for (std::int64_t c = 0; c < cols; ++c)
     EXPECT_DOUBLE_EQ(sums[c], 1.0 + p[c] + p[ld + c] + p[2 * ld + c]);
+}
+
+// Rows of scores from several tiles: the exact max first, then exp and sums (top-p's first
+// step), against plain arithmetic; a row that sees nothing stays zeros.
+TEST(FusedTiles, MaxThenExpShiftSumRows) {
+  const std::int64_t rows = 3, cols = 13, ld = 16;
+  std::vector<float> s(rows * ld);
+  for (std::int64_t i = 0; i < rows * ld; ++i) s[i] = 0.37f * static_cast<float>(i % 11) - 2.0f;
+  for (std::int64_t c = 0; c < cols; ++c) s[2 * ld + c] = -kInf;
+  const std::vector<float> in = s;
+  std::vector<float> max(rows, -kInf), sum(rows, 1.0f);
+  max_rows(s.data(), ld, rows, cols, max.data());
+  exp_shift_sum_rows(s.data(), ld, rows, cols, max.data(), sum.data());
+  for (std::int64_t r = 0; r < 2; ++r) {
+    float expected_max = -kInf, total = 1.0f;
+    for (std::int64_t c = 0; c < cols; ++c) expected_max = std::max(expected_max, in[r * ld + c]);
+    EXPECT_EQ(max[r], expected_max);
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const float e = std::exp(in[r * ld + c] - expected_max);
+      EXPECT_NEAR(s[r * ld + c], e, 3e-7f * e);
+      total += e;
+    }
+    EXPECT_NEAR(sum[r], total, 1e-5f);
+  }
+  EXPECT_EQ(max[2], -kInf);
+  EXPECT_EQ(sum[2], 1.0f);
+  for (std::int64_t c = 0; c < cols; ++c) EXPECT_EQ(s[2 * ld + c], 0.0f);
+}
+
+// The kernels' Gumbel noise: counter_gumbel's (std::log) within float rounding, the same
+// value vectorised and one at a time, and finite for every u, the top cell included.
+TEST(FusedTiles, GumbelNoiseMatchesCounterGumbel) {
+  const std::uint64_t seed = 77;
+  for (std::int64_t i = 0; i < 4; ++i) {
+    const std::uint64_t row = counter_row(seed, RandomStream::Gumbel, 1, 2, i);
+    std::vector<float> noise(1000, 0.0f);
+    std::vector<double> wide(noise.size(), 0.0);
+    add_gumbel(noise.data(), row, 5, static_cast<std::int64_t>(noise.size()));
+    add_gumbel(wide.data(), row, 5, static_cast<std::int64_t>(wide.size()));
+    for (std::size_t c = 0; c < noise.size(); ++c) {
+      const std::int64_t n = 5 + static_cast<std::int64_t>(c);
+      const float exact = counter_gumbel(seed, 1, 2, i, n);
+      EXPECT_NEAR(noise[c], exact, 1e-6f * std::max(1.0f, std::abs(exact))) << n;
+      EXPECT_EQ(noise[c], gumbel_at(row, n));
+      EXPECT_EQ(wide[c], static_cast<double>(noise[c]));
+    }
+  }
+  // The top cell of the 24-bit uniform: u would round to 1 and the noise to +inf.
+  const std::uint64_t row = counter_row(seed, RandomStream::Gumbel, 0, 0, 0);
+  std::int64_t top = 0;
+  while ((mix64(row ^ static_cast<std::uint64_t>(top)) >> 40) != (1u << 24) - 1) ++top;
+  EXPECT_LT(counter_uniform_at(row, top), 1.0f);
+  EXPECT_TRUE(std::isfinite(counter_gumbel(seed, 0, 0, 0, top)));
+  EXPECT_TRUE(std::isfinite(gumbel_at(row, top)));
+  EXPECT_GT(gumbel_at(row, top), 15.0f);  // -log(-log(1 - 2^-24)) = 16.6
 }
 
 }  // namespace

@@ -57,8 +57,9 @@ TEST_F(CliBenchPrefix, TinyRunReportsEveryCaseAndWhatEachSees) {
     EXPECT_NE(r.out.find(name), std::string::npos) << name << "\n" << r.out;
     ASSERT_TRUE(j["cases"].contains(name)) << name;
     const nlohmann::json& c = j["cases"][name];
-    for (const char* field : {"median_ms", "ratio", "attention_ms", "attention_ratio", "visible_fraction",
-                              "peak_rss_mb"})
+    for (const char* field : {"median_ms", "ratio", "cpu_ms", "cpu_ratio", "paired_ms", "paired_ratio",
+                              "paired_cpu_ratio", "attention_ms", "attention_ratio", "attention_cpu_ms",
+                              "attention_cpu_ratio", "visible_fraction", "peak_rss_mb"})
       EXPECT_GT(c[field].get<double>(), 0) << name << " " << field;
     EXPECT_LE(c["visible_fraction"].get<double>(), 1.0) << name;
     EXPECT_EQ(c["layer_visible"].size(), 2u) << name;
@@ -67,6 +68,24 @@ TEST_F(CliBenchPrefix, TinyRunReportsEveryCaseAndWhatEachSees) {
   const nlohmann::json& cases = j["cases"];
   EXPECT_DOUBLE_EQ(cases["prefix_tune"]["ratio"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(cases["prefix_tune"]["attention_ratio"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(cases["prefix_tune"]["cpu_ratio"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(cases["prefix_tune"]["paired_ratio"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j["truncsa_paired_ratio"].get<double>(), cases["truncsa"]["paired_ratio"].get<double>());
+  // Every kind of layer timed alone; each case carries the kinds its layers use.
+  for (const char* kind : {"plain_no_prefix", "plain", "prefix_block", "top_p", "gumbel", "prefix_block+gumbel"}) {
+    ASSERT_TRUE(j["kinds"].contains(kind)) << kind;
+    for (const char* field : {"attention_layer_ms", "attention_layer_cpu_ms", "vs_plain", "tile_density"})
+      EXPECT_GT(j["kinds"][kind][field].get<double>(), 0) << kind << " " << field;
+  }
+  EXPECT_DOUBLE_EQ(j["kinds"]["plain"]["vs_plain"].get<double>(), 1.0);
+  EXPECT_EQ(cases["hierblock"]["kinds"].size(), 2u);
+  EXPECT_TRUE(cases["hierblock"]["kinds"].contains("prefix_block"));
+  EXPECT_TRUE(cases["no_prefix"]["kinds"].contains("plain_no_prefix"));
+  // The attention of a case is its layers' kinds summed.
+  EXPECT_NEAR(cases["hierblock"]["attention_ms"].get<double>(),
+              j["kinds"]["prefix_block"]["attention_layer_ms"].get<double>() +
+                  j["kinds"]["plain"]["attention_layer_ms"].get<double>(),
+              1e-9);
   EXPECT_DOUBLE_EQ(j["hierblock_ratio"].get<double>(), cases["hierblock"]["ratio"].get<double>());
   EXPECT_DOUBLE_EQ(j["truncsa_ratio"].get<double>(), cases["truncsa"]["ratio"].get<double>());
   EXPECT_EQ(cases["no_prefix"]["prefix_len"], 0);
@@ -97,9 +116,10 @@ TEST_F(CliBenchPrefix, TinyRunReportsEveryCaseAndWhatEachSees) {
   EXPECT_EQ(cases["hierblock"]["layer_kinds"], nlohmann::json({"prefix_block", "plain"}));
   EXPECT_EQ(cases["hierblock_softsa"]["layer_kinds"], nlohmann::json({"prefix_block+gumbel", "plain"}));
 
-  // The table: a line a case, and the two headline ratios.
+  // The table: a line a case, and the two headline ratios, alone and paired.
   EXPECT_NE(r.out.find("HierBlock / Prefix-tune = "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("TruncSA / Prefix-tune = "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("paired: "), std::string::npos) << r.out;
 }
 
 TEST_F(CliBenchPrefix, RefusesBadOptions) {

@@ -18,6 +18,12 @@ struct BlockMask {
   std::int64_t q_tile = 64, k_tile = 64;  // tile extents (the last tile may be shorter)
   std::int64_t batch = 0, groups = 0, q_tiles = 0, k_tiles = 0;
   std::int64_t lq = 0, lk = 0;  // queries; keys including the P prefix slots
+  // Key tile kt covers keys [key_start[kt], key_start[kt + 1]) (k_tiles + 1 entries, the last
+  // lk), at most k_tile wide: key_start[kt] = kt * k_tile, except when a mask blocks prefix slots
+  // (prefix_block), where the P slots are cut at every change of segment group and the keys
+  // proper start a tile of their own at P, so that a query tile of one segment skips the
+  // other groups' slots whole.
+  std::vector<std::int64_t> key_start;
   std::vector<std::int32_t> head_group;  // [H] -> group; -1 for heads with a fixed pattern
   // CSR over rows (b, g, qt): entries row_begin[r] .. row_begin[r + 1] - 1, key tiles ascending.
   std::vector<std::int64_t> row_begin;

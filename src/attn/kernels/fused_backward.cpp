@@ -143,22 +143,29 @@ class Backward {
     for (std::int64_t r = 0; r < rows; ++r) row_dot[r] = tiles::dot(d_out + r * d, out + r * d, d);
 
     for (std::int64_t e = p_.mask.row_begin[row]; e < p_.mask.row_begin[row + 1]; ++e) {
-      const std::int64_t n0 = p_.mask.tile[e] * p_.mask.k_tile, cols = p_.k_cols(p_.mask.tile[e]);
+      const std::int64_t n0 = p_.k_begin(p_.mask.tile[e]), cols = p_.k_cols(p_.mask.tile[e]);
       tile.compute(in_, b, h, i0, rows, n0, cols, !p_.mask.full[e]);
       T* prob = tile.scores();
       tiles::exp_minus_rows(prob, ld, rows, cols, lse);
       const T* k = in_.k + keys_at(b, h, n0);
       const T* v_t = in_.v_t + (b * p_.heads + h) * d * p_.keys + n0;
-      gemm(false, false, rows, cols, d, T(1), d_out, d, v_t, p_.keys, T(0), dp, ld);
-      const T* weights = prob;
-      if (tile.weight_factors(b, h, i0, rows, n0, cols, keep)) {
-        T* factors = tile.factors();
-        tiles::multiply(dp, ld, factors, ld, rows, cols);
-        tiles::multiply(factors, ld, prob, ld, rows, cols);  // factors become the weights
-        weights = factors;
-      }
-      if (target.dv) {
-        gemm(true, false, cols, d, rows, T(1), weights, ld, d_out, d, T(1), target.dv + n0 * d, d);
+      // A tile whose keys top-p truncated, all of them: its weights are 0, so dP is 0 and it
+      // adds nothing to dV, but dS = P * (0 - D) still reaches its scores.
+      const bool truncated =
+          keep != nullptr && std::all_of(keep + n0, keep + n0 + cols, [](T x) { return x == T(0); });
+      if (truncated) {
+        for (std::int64_t r = 0; r < rows; ++r) std::fill_n(dp + r * ld, cols, T(0));
+      } else {
+        gemm(false, false, rows, cols, d, T(1), d_out, d, v_t, p_.keys, T(0), dp, ld);
+        const T* weights = prob;
+        if (tile.weight_factors(b, h, i0, rows, n0, cols, keep)) {
+          T* factors = tile.factors();
+          tiles::multiply(dp, ld, factors, ld, rows, cols);
+          tiles::multiply(factors, ld, prob, ld, rows, cols);  // factors become the weights
+          weights = factors;
+        }
+        if (target.dv)
+          gemm(true, false, cols, d, rows, T(1), weights, ld, d_out, d, T(1), target.dv + n0 * d, d);
       }
       if (!need_ds) continue;
       tiles::softmax_grad(dp, ld, prob, ld, rows, cols, row_dot, mult);  // dp is now dS

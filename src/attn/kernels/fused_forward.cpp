@@ -1,8 +1,21 @@
 // The fused forward: per (batch item, head, query tile), the key tiles of its block-mask row,
 // one score tile at a time with an online softmax (running max and sum, FlashAttention
-// style), so memory stays O(tile²) whatever the length. Top-p heads need the whole column
-// mass before any weight is final, so they take three passes: log-sum-exp, key impact,
-// output.
+// style), so memory stays O(tile²) whatever the length.
+//
+// Top-p heads (spec.h: TopP) need every column's mass before any weight is final, since the
+// keys kept depend on the key impact of all queries. They run in three steps, each weight's
+// score computed once in the first:
+//   1. per query tile, the scores of its whole row of visible tiles are kept (O(q_tile × N)
+//      per thread), so the row's exact max, log-sum-exp and weights P come from them, then
+//      the column sums of P (the key impact, summed per chunk of query tiles in a fixed order)
+//      and the untruncated output P V;
+//   2. the impact summed over the chunks, and the keys kept (select_keys);
+//   3. the output corrected by the keys on the smaller side: minus P V over the truncated
+//      keys that some query saw, or, when those are the majority, recomputed as P V over the
+//      kept ones, scores computed for those keys alone (gathered).
+// With p near 1 few keys are truncated, so the cost is one pass of plain attention plus the
+// column sums and the few truncated keys' scores; before, every score was computed three
+// times.
 #include <ATen/Parallel.h>
 
 #include <algorithm>
@@ -26,7 +39,7 @@ class Forward {
 
   void run() {
     const std::int64_t tasks = p_.batch * p_.heads * p_.mask.q_tiles;
-    // Pass 1: every head's output, or a top-p head's log-sum-exp only.
+    // Every head's output but the top-p ones'.
     at::parallel_for(0, tasks, 1, [&](std::int64_t begin, std::int64_t end) {
       ScoreTile<T> tile(p_);
       RowStats stats(p_.mask.q_tile);
@@ -34,20 +47,11 @@ class Forward {
         const auto [b, h, qt] = split(t);
         if (p_.head[h].fixed())
           fixed_rows(b, h, qt);
-        else
-          softmax_rows(tile, stats, b, h, qt, !is_top_p(h));
+        else if (!is_top_p(h))
+          softmax_rows(tile, stats, b, h, qt);
       }
     });
-    if (!p_.any_top_p) return;
-    top_p_keep();
-    // Pass 3: top-p heads' outputs, weights exp(s - lse) * keep.
-    at::parallel_for(0, tasks, 1, [&](std::int64_t begin, std::int64_t end) {
-      ScoreTile<T> tile(p_);
-      for (std::int64_t t = begin; t < end; ++t) {
-        const auto [b, h, qt] = split(t);
-        if (is_top_p(h)) kept_rows(tile, b, h, qt);
-      }
-    });
+    if (p_.any_top_p) top_p();
   }
 
  private:
@@ -89,22 +93,20 @@ class Forward {
     }
   }
 
-  // The online softmax over the row's key tiles. With `write_output` false only the
-  // log-sum-exp is produced (top-p's first pass).
+  // The online softmax over the row's key tiles.
   void softmax_rows(ScoreTile<T>& tile, RowStats& stats, std::int64_t b, std::int64_t h,
-                    std::int64_t qt, bool write_output) {
+                    std::int64_t qt) {
     const std::int64_t i0 = qt * p_.mask.q_tile, rows = p_.q_rows(qt), d = p_.dim;
     const std::int64_t row = p_.mask_row(b, h, qt), ld = tile.ld();
     T* o = out_rows(b, h, i0);
     std::fill_n(stats.max.begin(), rows, -std::numeric_limits<T>::infinity());
     std::fill_n(stats.sum.begin(), rows, T(0));
     for (std::int64_t e = p_.mask.row_begin[row]; e < p_.mask.row_begin[row + 1]; ++e) {
-      const std::int64_t n0 = p_.mask.tile[e] * p_.mask.k_tile, cols = p_.k_cols(p_.mask.tile[e]);
+      const std::int64_t n0 = p_.k_begin(p_.mask.tile[e]), cols = p_.k_cols(p_.mask.tile[e]);
       tile.compute(in_, b, h, i0, rows, n0, cols, !p_.mask.full[e]);
       T* s = tile.scores();
       tiles::online_softmax(s, ld, rows, cols, stats.max.data(), stats.sum.data(),
                             stats.rescale.data());
-      if (!write_output) continue;
       tiles::scale_rows(o, d, rows, d, stats.rescale.data());
       // Dropout thins the weights that meet V, not the normaliser's sum.
       if (tile.weight_factors(b, h, i0, rows, n0, cols, nullptr))
@@ -117,87 +119,173 @@ class Forward {
       lse[r] = sees ? stats.max[r] + std::log(stats.sum[r]) : std::numeric_limits<T>::infinity();
       stats.rescale[r] = sees ? T(1) / stats.sum[r] : T(0);
     }
-    if (write_output) tiles::scale_rows(o, d, rows, d, stats.rescale.data());
+    tiles::scale_rows(o, d, rows, d, stats.rescale.data());
   }
 
-  void kept_rows(ScoreTile<T>& tile, std::int64_t b, std::int64_t h, std::int64_t qt) {
-    const std::int64_t i0 = qt * p_.mask.q_tile, rows = p_.q_rows(qt), d = p_.dim;
-    const std::int64_t row = p_.mask_row(b, h, qt), ld = tile.ld();
-    const T* lse = lse_ + bh(b, h) * p_.lq + i0;
-    const T* keep = keep_ + bh(b, h) * p_.keys;
+  // ---- top-p heads ------------------------------------------------------------------
+
+  // Query tiles per chunk: a fixed number of chunks per (b, h), whatever the thread count,
+  // so the impact sums, and the keys kept, do not depend on it.
+  static constexpr std::int64_t kChunkTasks = 64;
+
+  // What a thread needs for the rows of one query tile of a top-p head.
+  struct TopPScratch {
+    TopPScratch(const FusedPlan& p, std::int64_t entries)
+        : scores(static_cast<std::size_t>(std::max<std::int64_t>(entries, 1) * p.mask.q_tile *
+                                          p.mask.k_tile)),
+          max(p.mask.q_tile), sum(p.mask.q_tile), inverse(p.mask.q_tile) {}
+    std::vector<T> scores;  // the row's visible tiles, [entry][q_tile][k_tile]
+    std::vector<T> max, sum, inverse;
+  };
+
+  // The keys step 3 runs over for one (b, h): sorted, and whether they are subtracted (the
+  // truncated ones) or make the output alone (the kept ones).
+  struct Correction {
+    std::vector<std::int64_t> keys;
+    bool subtract = true;
+  };
+
+  void top_p() {
+    const BlockMask& m = p_.mask;
+    const std::int64_t pairs = p_.batch * p_.heads;
+    const std::int64_t chunks = std::clamp<std::int64_t>((kChunkTasks + pairs - 1) / pairs, 1,
+                                                         std::max<std::int64_t>(m.q_tiles, 1));
+    std::int64_t entries = 0;  // the most tiles of any block-mask row
+    for (std::size_t r = 0; r + 1 < m.row_begin.size(); ++r)
+      entries = std::max(entries, m.row_begin[r + 1] - m.row_begin[r]);
+
+    // Step 1: weights, output before truncation, impact per chunk.
+    std::vector<T> impact(static_cast<std::size_t>(pairs * chunks * p_.keys), T(0));
+    at::parallel_for(0, pairs * chunks, 1, [&](std::int64_t begin, std::int64_t end) {
+      ScoreTile<T> tile(p_);
+      TopPScratch scratch(p_, entries);
+      for (std::int64_t t = begin; t < end; ++t) {
+        const std::int64_t bh = t / chunks, c = t % chunks;
+        const std::int64_t b = bh / p_.heads, h = bh % p_.heads;
+        if (!is_top_p(h)) continue;
+        T* sums = impact.data() + t * p_.keys;
+        for (std::int64_t qt = c * m.q_tiles / chunks; qt < (c + 1) * m.q_tiles / chunks; ++qt)
+          top_p_rows(tile, scratch, b, h, qt, sums);
+      }
+    });
+
+    // Step 2: the keys kept, and the keys step 3 corrects the output by.
+    std::vector<Correction> corrections(static_cast<std::size_t>(pairs));
+    at::parallel_for(0, pairs, 1, [&](std::int64_t begin, std::int64_t end) {
+      std::vector<std::int64_t> order(p_.keys);
+      for (std::int64_t bh = begin; bh < end; ++bh) {
+        if (!is_top_p(bh % p_.heads)) continue;
+        T* total = impact.data() + bh * chunks * p_.keys;
+        for (std::int64_t c = 1; c < chunks; ++c)
+          tiles::add(total, 0, total + c * p_.keys, 0, 1, p_.keys);
+        T* keep = keep_ + bh * p_.keys;
+        select_keys(total, p_.head[bh % p_.heads].top_p, order, keep);
+        // Keys no query saw (impact 0) carry no weight either way.
+        std::vector<std::int64_t> truncated, kept;
+        for (std::int64_t n = 0; n < p_.keys; ++n)
+          if (total[n] > 0) (keep[n] == T(1) ? kept : truncated).push_back(n);
+        Correction& fix = corrections[static_cast<std::size_t>(bh)];
+        fix.subtract = truncated.size() <= kept.size();
+        fix.keys = fix.subtract ? std::move(truncated) : std::move(kept);
+      }
+    });
+
+    // Step 3: the output over the kept keys only.
+    at::parallel_for(0, pairs * m.q_tiles, 1, [&](std::int64_t begin, std::int64_t end) {
+      ScoreTile<T> tile(p_);
+      std::vector<std::int64_t> key(static_cast<std::size_t>(m.k_tile));
+      std::vector<std::uint8_t> check(static_cast<std::size_t>(m.k_tile));
+      std::vector<T> values(static_cast<std::size_t>(m.k_tile * p_.dim));
+      for (std::int64_t t = begin; t < end; ++t) {
+        const auto [b, h, qt] = split(t);
+        if (!is_top_p(h)) continue;
+        const Correction& fix = corrections[static_cast<std::size_t>(bh(b, h))];
+        if (fix.subtract && fix.keys.empty()) continue;
+        correct_rows(tile, fix, key, check, values, b, h, qt);
+      }
+    });
+  }
+
+  // Step 1 for one query tile: its row's scores kept, so max, log-sum-exp and P = exp(s -
+  // lse) come from one computation of each score.
+  void top_p_rows(ScoreTile<T>& tile, TopPScratch& scratch, std::int64_t b, std::int64_t h,
+                  std::int64_t qt, T* sums) {
+    const BlockMask& m = p_.mask;
+    const std::int64_t i0 = qt * m.q_tile, rows = p_.q_rows(qt), d = p_.dim, ld = tile.ld();
+    const std::int64_t row = p_.mask_row(b, h, qt);
+    const std::int64_t first = m.row_begin[row], count = m.row_begin[row + 1] - first;
+    const std::int64_t stride = m.q_tile * ld;
+    auto n0_of = [&](std::int64_t e) { return p_.k_begin(m.tile[first + e]); };
+    auto cols_of = [&](std::int64_t e) { return p_.k_cols(m.tile[first + e]); };
+    T* max = scratch.max.data();
+    T* sum = scratch.sum.data();
+    std::fill_n(max, rows, -std::numeric_limits<T>::infinity());
+    std::fill_n(sum, rows, T(0));
+    for (std::int64_t e = 0; e < count; ++e) {
+      T* s = scratch.scores.data() + e * stride;
+      tile.compute_into(s, in_, b, h, i0, rows, n0_of(e), cols_of(e), !m.full[first + e]);
+      tiles::max_rows(s, ld, rows, cols_of(e), max);
+    }
+    for (std::int64_t e = 0; e < count; ++e)
+      tiles::exp_shift_sum_rows(scratch.scores.data() + e * stride, ld, rows, cols_of(e), max, sum);
+    T* lse = lse_ + bh(b, h) * p_.lq + i0;
+    T* inverse = scratch.inverse.data();
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const bool sees = sum[r] > 0;
+      lse[r] = sees ? max[r] + std::log(sum[r]) : std::numeric_limits<T>::infinity();
+      inverse[r] = sees ? T(1) / sum[r] : T(0);
+    }
     T* o = out_rows(b, h, i0);
-    for (std::int64_t e = p_.mask.row_begin[row]; e < p_.mask.row_begin[row + 1]; ++e) {
-      const std::int64_t n0 = p_.mask.tile[e] * p_.mask.k_tile, cols = p_.k_cols(p_.mask.tile[e]);
-      tile.compute(in_, b, h, i0, rows, n0, cols, !p_.mask.full[e]);
-      T* s = tile.scores();
-      tiles::exp_minus_rows(s, ld, rows, cols, lse);
-      tile.weight_factors(b, h, i0, rows, n0, cols, keep);
-      tiles::multiply(s, ld, tile.factors(), ld, rows, cols);
+    for (std::int64_t e = 0; e < count; ++e) {
+      T* s = scratch.scores.data() + e * stride;
+      const std::int64_t n0 = n0_of(e), cols = cols_of(e);
+      tiles::scale_rows(s, ld, rows, cols, inverse);
+      tiles::add_column_sums(s, ld, rows, cols, sums + n0);
+      // Dropout thins the weights that meet V, not the impact.
+      if (tile.weight_factors(b, h, i0, rows, n0, cols, nullptr))
+        tiles::multiply(s, ld, tile.factors(), ld, rows, cols);
       gemm(false, false, rows, d, cols, T(1), s, ld, v_rows(b, h, n0), d, T(1), o, d);
     }
   }
 
-  // keep[b, h, n] for top-p heads (spec.h): the key-impact vector is the column sum of the
-  // softmax weights, computed per (b, h, key tile) by walking the block mask's column, so
-  // each weight is recomputed once and every sum has a fixed order.
-  void top_p_keep() {
+  // Step 3 for one query tile: the output minus P V over the truncated keys its rows see, or
+  // P V over the kept keys alone, in batches of up to a key tile of gathered keys.
+  void correct_rows(ScoreTile<T>& tile, const Correction& fix, std::vector<std::int64_t>& key,
+                    std::vector<std::uint8_t>& check, std::vector<T>& values, std::int64_t b,
+                    std::int64_t h, std::int64_t qt) {
     const BlockMask& m = p_.mask;
-    // The block mask's transpose: for each (batch item, group, key tile) the query tiles.
-    const std::int64_t columns = m.batch * m.groups * m.k_tiles;
-    std::vector<std::int64_t> column_begin(columns + 1, 0);
-    std::vector<std::int32_t> column_qt(m.tile.size());
-    std::vector<std::uint8_t> column_full(m.tile.size());
-    auto column = [&](std::int64_t b, std::int64_t g, std::int64_t kt) {
-      return (b * m.groups + g) * m.k_tiles + kt;
+    const std::int64_t i0 = qt * m.q_tile, rows = p_.q_rows(qt), d = p_.dim, ld = tile.ld();
+    const std::int64_t row = p_.mask_row(b, h, qt);
+    const T* lse = lse_ + bh(b, h) * p_.lq + i0;
+    T* o = out_rows(b, h, i0);
+    if (!fix.subtract) std::fill_n(o, rows * d, T(0));
+    const T sign = fix.subtract ? T(-1) : T(1);
+    std::int64_t count = 0;
+    auto flush = [&] {
+      if (count == 0) return;
+      tile.compute_keys(in_, b, h, i0, rows, key.data(), check.data(), count);
+      T* s = tile.scores();
+      tiles::exp_minus_rows(s, ld, rows, count, lse);
+      if (p_.dropout > 0)
+        for (std::int64_t r = 0; r < rows; ++r)
+          for (std::int64_t c = 0; c < count; ++c)
+            s[r * ld + c] *= p_.dropout_factor<T>(b, h, i0 + r, key[c]);
+      for (std::int64_t c = 0; c < count; ++c)
+        std::copy_n(v_rows(b, h, key[c]), d, values.data() + c * d);
+      gemm(false, false, rows, d, count, sign, s, ld, values.data(), d, T(1), o, d);
+      count = 0;
     };
-    for (std::int64_t b = 0; b < m.batch; ++b)
-      for (std::int64_t g = 0; g < m.groups; ++g)
-        for (std::int64_t qt = 0; qt < m.q_tiles; ++qt) {
-          const std::int64_t r = m.row(b, g, qt);
-          for (std::int64_t e = m.row_begin[r]; e < m.row_begin[r + 1]; ++e)
-            ++column_begin[column(b, g, m.tile[e]) + 1];
-        }
-    std::partial_sum(column_begin.begin(), column_begin.end(), column_begin.begin());
-    std::vector<std::int64_t> fill(column_begin.begin(), column_begin.end() - 1);
-    for (std::int64_t b = 0; b < m.batch; ++b)
-      for (std::int64_t g = 0; g < m.groups; ++g)
-        for (std::int64_t qt = 0; qt < m.q_tiles; ++qt) {  // ascending qt within each column
-          const std::int64_t r = m.row(b, g, qt);
-          for (std::int64_t e = m.row_begin[r]; e < m.row_begin[r + 1]; ++e) {
-            const std::int64_t at = fill[column(b, g, m.tile[e])]++;
-            column_qt[at] = static_cast<std::int32_t>(qt);
-            column_full[at] = m.full[e];
-          }
-        }
-
-    std::vector<T> impact(p_.batch * p_.heads * p_.keys, T(0));
-    const std::int64_t tasks = p_.batch * p_.heads * m.k_tiles;
-    at::parallel_for(0, tasks, 1, [&](std::int64_t begin, std::int64_t end) {
-      ScoreTile<T> tile(p_);
-      for (std::int64_t t = begin; t < end; ++t) {
-        const std::int64_t b = t / (p_.heads * m.k_tiles), h = (t / m.k_tiles) % p_.heads;
-        const std::int64_t kt = t % m.k_tiles;
-        if (!is_top_p(h)) continue;
-        const std::int64_t n0 = kt * m.k_tile, cols = p_.k_cols(kt), ld = tile.ld();
-        const std::int64_t c = column(b, p_.head[h].group, kt);
-        T* sums = impact.data() + bh(b, h) * p_.keys + n0;
-        for (std::int64_t e = column_begin[c]; e < column_begin[c + 1]; ++e) {
-          const std::int64_t qt = column_qt[e], i0 = qt * m.q_tile, rows = p_.q_rows(qt);
-          tile.compute(in_, b, h, i0, rows, n0, cols, !column_full[e]);
-          tiles::exp_minus_rows(tile.scores(), ld, rows, cols, lse_ + bh(b, h) * p_.lq + i0);
-          tiles::add_column_sums(tile.scores(), ld, rows, cols, sums);
-        }
+    std::size_t next = 0;
+    for (std::int64_t e = m.row_begin[row]; e < m.row_begin[row + 1]; ++e) {
+      const std::int64_t n0 = p_.k_begin(m.tile[e]), n1 = n0 + p_.k_cols(m.tile[e]);
+      while (next < fix.keys.size() && fix.keys[next] < n0) ++next;
+      for (; next < fix.keys.size() && fix.keys[next] < n1; ++next) {
+        key[count] = fix.keys[next];
+        check[count] = !m.full[e];
+        if (++count == m.k_tile) flush();
       }
-    });
-
-    at::parallel_for(0, p_.batch * p_.heads, 1, [&](std::int64_t begin, std::int64_t end) {
-      std::vector<std::int64_t> order(p_.keys);
-      for (std::int64_t t = begin; t < end; ++t) {
-        if (!is_top_p(t % p_.heads)) continue;
-        select_keys(impact.data() + t * p_.keys, p_.head[t % p_.heads].top_p, order,
-                    keep_ + t * p_.keys);
-      }
-    });
+    }
+    flush();
   }
 
   // The fewest keys with the largest impact whose normalised impact sums to at least p

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "fused_tiles.h"
@@ -28,9 +29,13 @@ void check_block_mask(const BlockMask& mask, const PairRules& rules) {
   if (static_cast<std::int64_t>(mask.head_group.size()) != rules.heads())
     throw bad("has " + std::to_string(mask.head_group.size()) + " heads, the call " +
               std::to_string(rules.heads()));
+  const std::vector<std::int64_t>& start = mask.key_start;
+  bool key_tiles_ok = static_cast<std::int64_t>(start.size()) == mask.k_tiles + 1 &&
+                      start.front() == 0 && start.back() == mask.lk;
+  for (std::size_t kt = 0; key_tiles_ok && kt + 1 < start.size(); ++kt)
+    key_tiles_ok = start[kt] < start[kt + 1] && start[kt + 1] - start[kt] <= mask.k_tile;
   if (mask.q_tile <= 0 || mask.k_tile <= 0 ||
-      mask.q_tiles != (mask.lq + mask.q_tile - 1) / mask.q_tile ||
-      mask.k_tiles != (mask.lk + mask.k_tile - 1) / mask.k_tile ||
+      mask.q_tiles != (mask.lq + mask.q_tile - 1) / mask.q_tile || !key_tiles_ok ||
       static_cast<std::int64_t>(mask.row_begin.size()) !=
           mask.batch * mask.groups * mask.q_tiles + 1)
     throw bad("has inconsistent tile counts");
@@ -90,12 +95,11 @@ ScoreTile<T>::ScoreTile(const FusedPlan& plan)
       visible_(plan.mask.q_tile * ld_) {}
 
 template <class T>
-void ScoreTile<T>::compute(const FusedInputs<T>& in, std::int64_t b, std::int64_t h,
-                           std::int64_t i0, std::int64_t rows, std::int64_t n0, std::int64_t cols,
-                           bool partial) {
+void ScoreTile<T>::compute_into(T* s, const FusedInputs<T>& in, std::int64_t b, std::int64_t h,
+                                std::int64_t i0, std::int64_t rows, std::int64_t n0,
+                                std::int64_t cols, bool partial) {
   const FusedPlan& p = plan_;
   const std::int64_t bh = b * p.heads + h;
-  T* s = scores_.data();
   gemm(false, false, rows, cols, p.dim, static_cast<T>(p.scale), in.q + (bh * p.lq + i0) * p.dim,
        p.dim, in.k_t + bh * p.dim * p.keys + n0, p.keys, T(0), s, ld_);
   if (p.has_table) {
@@ -110,12 +114,12 @@ void ScoreTile<T>::compute(const FusedInputs<T>& in, std::int64_t b, std::int64_
   const FusedHead& head = p.head[h];
   if (head.normaliser == NormaliserKind::Gumbel) {
     const T inv_tau = static_cast<T>(head.inv_tau);
-    for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t c = 0; c < cols; ++c) {
-        T& x = s[r * ld_ + c];
-        if (p.gumbel_noise) x += counter_gumbel(p.seed, b, h, i0 + r, n0 + c);
-        x *= inv_tau;
-      }
+    for (std::int64_t r = 0; r < rows; ++r) {
+      T* x = s + r * ld_;
+      if (p.gumbel_noise)
+        tiles::add_gumbel(x, counter_row(p.seed, RandomStream::Gumbel, b, h, i0 + r), n0, cols);
+    }
+    tiles::scale(s, ld_, rows, cols, inv_tau);
   }
   if (partial) {
     p.rules.visible_tile(b, h, i0, i0 + rows, n0, n0 + cols, visible_.data(), ld_);
@@ -124,11 +128,61 @@ void ScoreTile<T>::compute(const FusedInputs<T>& in, std::int64_t b, std::int64_
 }
 
 template <class T>
+void ScoreTile<T>::compute_keys(const FusedInputs<T>& in, std::int64_t b, std::int64_t h,
+                                std::int64_t i0, std::int64_t rows, const std::int64_t* key,
+                                const std::uint8_t* check, std::int64_t count) {
+  const FusedPlan& p = plan_;
+  const std::int64_t bh = b * p.heads + h, d = p.dim;
+  T* s = scores_.data();
+  gathered_.resize(static_cast<std::size_t>(ld_ * d));
+  // Q K^T with K's columns gathered into a contiguous [D, count] block, as compute() reads k_t.
+  for (std::int64_t e = 0; e < d; ++e) {
+    const T* column = in.k_t + (bh * d + e) * p.keys;
+    for (std::int64_t c = 0; c < count; ++c) gathered_[e * ld_ + c] = column[key[c]];
+  }
+  gemm(false, false, rows, count, d, static_cast<T>(p.scale), in.q + (bh * p.lq + i0) * d, d,
+       gathered_.data(), ld_, T(0), s, ld_);
+  if (p.has_table) {
+    const T* table = in.table + h * p.relations;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < count; ++c) {
+        const std::int32_t id = p.rules.relation(b, i0 + r, key[c]);
+        if (id >= 0) s[r * ld_ + c] += table[id];
+      }
+  }
+  if (p.has_dense) {
+    const T* dense = in.dense + b * p.dense_batch_stride + h * p.dense_head_stride + i0 * p.keys;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < count; ++c) s[r * ld_ + c] += dense[r * p.keys + key[c]];
+  }
+  const FusedHead& head = p.head[h];
+  if (head.normaliser == NormaliserKind::Gumbel) {
+    const T inv_tau = static_cast<T>(head.inv_tau);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::uint64_t row = counter_row(p.seed, RandomStream::Gumbel, b, h, i0 + r);
+      for (std::int64_t c = 0; c < count; ++c) {
+        T& x = s[r * ld_ + c];
+        if (p.gumbel_noise) x += static_cast<T>(tiles::gumbel_at(row, key[c]));
+        x *= inv_tau;
+      }
+    }
+  }
+  constexpr T kHidden = -std::numeric_limits<T>::infinity();
+  for (std::int64_t c = 0; c < count; ++c) {
+    if (!check[c]) continue;
+    for (std::int64_t r = 0; r < rows; ++r)
+      if (!p.rules.visible(b, h, i0 + r, key[c])) s[r * ld_ + c] = kHidden;
+  }
+}
+
+template <class T>
 bool ScoreTile<T>::weight_factors(std::int64_t b, std::int64_t h, std::int64_t i0,
                                   std::int64_t rows, std::int64_t n0, std::int64_t cols,
                                   const T* keep) {
   const FusedPlan& p = plan_;
-  if (p.dropout <= 0 && keep == nullptr) return false;
+  if (p.dropout <= 0 && (keep == nullptr || std::all_of(keep + n0, keep + n0 + cols,
+                                                        [](T k) { return k == T(1); })))
+    return false;
   T* f = factors_.data();
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < cols; ++c) f[r * ld_ + c] = keep ? keep[n0 + c] : T(1);

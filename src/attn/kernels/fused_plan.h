@@ -55,8 +55,9 @@ struct FusedPlan {
   std::int64_t q_rows(std::int64_t qt) const {  // rows of query tile qt
     return std::min(mask.q_tile, lq - qt * mask.q_tile);
   }
-  std::int64_t k_cols(std::int64_t kt) const {
-    return std::min(mask.k_tile, keys - kt * mask.k_tile);
+  std::int64_t k_begin(std::int64_t kt) const { return mask.key_start[kt]; }  // first key of tile kt
+  std::int64_t k_cols(std::int64_t kt) const {  // keys of tile kt
+    return mask.key_start[kt + 1] - mask.key_start[kt];
   }
 };
 
@@ -85,11 +86,25 @@ class ScoreTile {
   // normaliser sees, -inf where hidden. `partial` tiles evaluate the predicate; full ones
   // skip it. Also fills relations() when the layer has a bias table.
   void compute(const FusedInputs<T>& in, std::int64_t b, std::int64_t h, std::int64_t i0,
-               std::int64_t rows, std::int64_t n0, std::int64_t cols, bool partial);
+               std::int64_t rows, std::int64_t n0, std::int64_t cols, bool partial) {
+    compute_into(scores_.data(), in, b, h, i0, rows, n0, cols, partial);
+  }
+  // compute() into `s` (leading dimension ld()) instead of scores().
+  void compute_into(T* s, const FusedInputs<T>& in, std::int64_t b, std::int64_t h,
+                    std::int64_t i0, std::int64_t rows, std::int64_t n0, std::int64_t cols,
+                    bool partial);
+  // The same values for the keys key[0 .. count) (count <= the key tile, any keys), into
+  // scores() columns 0 .. count; check[c] says whether key[c] needs the predicate (it lies
+  // in a partial tile). Element by element where the tile methods run whole rows: for a
+  // few scattered keys (the top-p passes).
+  void compute_keys(const FusedInputs<T>& in, std::int64_t b, std::int64_t h, std::int64_t i0,
+                    std::int64_t rows, const std::int64_t* key, const std::uint8_t* check,
+                    std::int64_t count);
 
   // The factor each weight is multiplied by before it meets V: dropout's keep / (1 - rate)
   // times top-p's keep[n] (keep = null when the head does not truncate). False when every
-  // factor is 1, leaving `factors()` untouched.
+  // factor is 1 (no dropout, and keep null or 1 on every column), leaving `factors()`
+  // untouched.
   bool weight_factors(std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t rows,
                       std::int64_t n0, std::int64_t cols, const T* keep);
 
@@ -101,7 +116,7 @@ class ScoreTile {
  private:
   const FusedPlan& plan_;
   std::int64_t ld_;
-  std::vector<T> scores_, factors_;
+  std::vector<T> scores_, factors_, gathered_;
   std::vector<std::int32_t> relations_;
   std::vector<std::uint8_t> visible_;
 };

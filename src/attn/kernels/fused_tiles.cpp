@@ -1,5 +1,7 @@
 #include "fused_tiles.h"
 
+#include "../counter_random.h"
+
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -50,6 +52,63 @@ STRATA_INLINE float exp_poly(float x) {
   // k lies in [-126, 127] after the clamp, so 2^k is a normal float.
   const float scale = __builtin_bit_cast(float, (k + 127) << 23);
   return x < kMin ? 0.0f : y * scale;
+}
+
+// Cephes logf for a positive normal x: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) by a
+// degree-9 polynomial in m - 1, e ln 2 added in two parts. Branch-free.
+STRATA_INLINE float log_poly(float x) {
+  const std::int32_t bits = __builtin_bit_cast(std::int32_t, x);
+  std::int32_t e = ((bits >> 23) & 0xff) - 126;  // x = m 2^e, m in [0.5, 1)
+  float m = __builtin_bit_cast(float, (bits & 0x007fffff) | 0x3f000000);
+  const bool low = m < 0.707106781186547524f;
+  e = low ? e - 1 : e;
+  m = low ? m + m - 1.0f : m - 1.0f;
+  const float z = m * m;
+  float y = 7.0376836292e-2f;
+  y = y * m - 1.1514610310e-1f;
+  y = y * m + 1.1676998740e-1f;
+  y = y * m - 1.2420140846e-1f;
+  y = y * m + 1.4249322787e-1f;
+  y = y * m - 1.6668057665e-1f;
+  y = y * m + 2.0000714765e-1f;
+  y = y * m - 2.4999993993e-1f;
+  y = y * m + 3.3333331174e-1f;
+  y = y * m * z;
+  const float ef = static_cast<float>(e);
+  y += ef * -2.12194440e-4f;
+  y -= 0.5f * z;
+  return (m + y) + ef * 0.693359375f;
+}
+
+// counter_uniform_at's 24 random bits, then u in (0, 1) and -log(-log(u)).
+STRATA_INLINE std::int32_t uniform_bits(std::uint64_t row, std::int64_t n) {
+  return static_cast<std::int32_t>(mix64(row ^ static_cast<std::uint64_t>(n)) >> 40);
+}
+
+// -log(u) for u = counter_uniform_at's value of the bits.
+STRATA_INLINE float minus_log_uniform(std::int32_t bits) {
+  float u = (static_cast<float>(bits) + 0.5f) * (1.0f / 16777216.0f);
+  u = u < 0x1.fffffep-1f ? u : 0x1.fffffep-1f;  // as counter_uniform_at: never 1
+  return -log_poly(u);
+}
+
+STRATA_INLINE float gumbel_t(std::uint64_t row, std::int64_t n) {
+  return -log_poly(minus_log_uniform(uniform_bits(row, n)));
+}
+
+// Three loops, the 64-bit hashing, then each log, so that each vectorises at its width
+// (one loop of both logs runs several times slower: register pressure).
+template <class T>
+STRATA_INLINE void add_gumbel_t(T* x, std::uint64_t row, std::int64_t n0, std::int64_t count) {
+  constexpr std::int64_t kChunk = 64;
+  std::int32_t bits[kChunk];
+  float t[kChunk];
+  for (std::int64_t c0 = 0; c0 < count; c0 += kChunk) {
+    const std::int64_t m = count - c0 < kChunk ? count - c0 : kChunk;
+    for (std::int64_t c = 0; c < m; ++c) bits[c] = uniform_bits(row, n0 + c0 + c);
+    for (std::int64_t c = 0; c < m; ++c) t[c] = minus_log_uniform(bits[c]);
+    for (std::int64_t c = 0; c < m; ++c) x[c0 + c] += static_cast<T>(-log_poly(t[c]));
+  }
 }
 
 template <class T>
@@ -134,6 +193,29 @@ STRATA_INLINE void online_softmax_t(T* s, std::int64_t lds, std::int64_t rows, s
     rescale[r] = old_max == kNone ? T(0) : std::exp(old_max - new_max);
     running_sum[r] = running_sum[r] * rescale[r] + sum;
     running_max[r] = new_max;
+  }
+}
+
+template <class T>
+STRATA_INLINE void max_rows_t(const T* s, std::int64_t lds, std::int64_t rows, std::int64_t cols,
+                              T* max) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T m = row_max(s + r * lds, cols);
+    max[r] = max[r] > m ? max[r] : m;
+  }
+}
+
+template <class T>
+STRATA_INLINE void exp_shift_sum_rows_t(T* s, std::int64_t lds, std::int64_t rows,
+                                        std::int64_t cols, const T* shift, T* sum) {
+  constexpr T kNone = -std::numeric_limits<T>::infinity();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    T* row = s + r * lds;
+    if (shift[r] == kNone) {
+      for (std::int64_t c = 0; c < cols; ++c) row[c] = 0;
+      continue;
+    }
+    sum[r] += exp_shifted_sum(row, cols, shift[r]);
   }
 }
 
@@ -278,6 +360,24 @@ void online_softmax(double* s, std::int64_t lds, std::int64_t rows, std::int64_t
   online_softmax_t(s, lds, rows, cols, row_max, row_sum, rescale);
 }
 
+STRATA_VECTOR_CLONES void max_rows(const float* s, std::int64_t lds, std::int64_t rows,
+                                   std::int64_t cols, float* max) {
+  max_rows_t(s, lds, rows, cols, max);
+}
+void max_rows(const double* s, std::int64_t lds, std::int64_t rows, std::int64_t cols,
+              double* max) {
+  max_rows_t(s, lds, rows, cols, max);
+}
+
+STRATA_VECTOR_CLONES void exp_shift_sum_rows(float* s, std::int64_t lds, std::int64_t rows,
+                                             std::int64_t cols, const float* shift, float* sum) {
+  exp_shift_sum_rows_t(s, lds, rows, cols, shift, sum);
+}
+void exp_shift_sum_rows(double* s, std::int64_t lds, std::int64_t rows, std::int64_t cols,
+                        const double* shift, double* sum) {
+  exp_shift_sum_rows_t(s, lds, rows, cols, shift, sum);
+}
+
 STRATA_VECTOR_CLONES void exp_minus_rows(float* s, std::int64_t lds, std::int64_t rows,
                                          std::int64_t cols, const float* lse) {
   exp_minus_rows_t(s, lds, rows, cols, lse);
@@ -294,6 +394,16 @@ STRATA_VECTOR_CLONES void scale_rows(float* x, std::int64_t ldx, std::int64_t ro
 void scale_rows(double* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols,
                 const double* factor) {
   scale_rows_t(x, ldx, rows, cols, factor);
+}
+
+STRATA_VECTOR_CLONES void scale(float* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols,
+                                float factor) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) x[r * ldx + c] *= factor;
+}
+void scale(double* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols, double factor) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) x[r * ldx + c] *= factor;
 }
 
 STRATA_VECTOR_CLONES void multiply(float* x, std::int64_t ldx, const float* y, std::int64_t ldy,
@@ -352,6 +462,16 @@ void add_table_grad(const double* ds, std::int64_t ldd, const std::int32_t* id, 
                     std::int64_t rows, std::int64_t cols, double* dtable) {
   add_table_grad_t(ds, ldd, id, ldi, rows, cols, dtable);
 }
+
+STRATA_VECTOR_CLONES void add_gumbel(float* x, std::uint64_t row, std::int64_t n0,
+                                     std::int64_t count) {
+  add_gumbel_t(x, row, n0, count);
+}
+STRATA_VECTOR_CLONES void add_gumbel(double* x, std::uint64_t row, std::int64_t n0,
+                                     std::int64_t count) {
+  add_gumbel_t(x, row, n0, count);
+}
+float gumbel_at(std::uint64_t row, std::int64_t n) { return gumbel_t(row, n); }
 
 STRATA_VECTOR_CLONES float dot(const float* x, const float* y, std::int64_t n) {
   return dot_t(x, y, n);

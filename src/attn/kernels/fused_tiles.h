@@ -31,6 +31,19 @@ void online_softmax(float* s, std::int64_t lds, std::int64_t rows, std::int64_t 
 void online_softmax(double* s, std::int64_t lds, std::int64_t rows, std::int64_t cols,
                     double* row_max, double* row_sum, double* rescale);
 
+// max[r] = the larger of max[r] and the maximum of row r (-inf stays for a row of -inf).
+void max_rows(const float* s, std::int64_t lds, std::int64_t rows, std::int64_t cols,
+              float* max);
+void max_rows(const double* s, std::int64_t lds, std::int64_t rows, std::int64_t cols,
+              double* max);
+
+// s = exp(s - shift[r]) and sum[r] += the row's sum; a row whose shift is -inf (it sees
+// nothing) becomes zeros.
+void exp_shift_sum_rows(float* s, std::int64_t lds, std::int64_t rows, std::int64_t cols,
+                        const float* shift, float* sum);
+void exp_shift_sum_rows(double* s, std::int64_t lds, std::int64_t rows, std::int64_t cols,
+                        const double* shift, double* sum);
+
 // s = exp(s - lse[r]): the normalised probabilities from a saved log-sum-exp (+inf for a row
 // that sees nothing gives zeros).
 void exp_minus_rows(float* s, std::int64_t lds, std::int64_t rows, std::int64_t cols,
@@ -43,6 +56,10 @@ void scale_rows(float* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols
                 const float* factor);
 void scale_rows(double* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols,
                 const double* factor);
+
+// x[r][c] *= factor
+void scale(float* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols, float factor);
+void scale(double* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols, double factor);
 
 // x[r][c] *= y[r][c]
 void multiply(float* x, std::int64_t ldx, const float* y, std::int64_t ldy, std::int64_t rows,
@@ -81,6 +98,16 @@ void add_table_grad(const float* ds, std::int64_t ldd, const std::int32_t* id, s
                     std::int64_t rows, std::int64_t cols, float* dtable);
 void add_table_grad(const double* ds, std::int64_t ldd, const std::int32_t* id, std::int64_t ldi,
                     std::int64_t rows, std::int64_t cols, double* dtable);
+
+// Gumbel(0, 1) noise -log(-log(u)) with u = counter_uniform_at(row, n) (counter_random.h),
+// for the keys n0 .. n0 + count of one attention row (row = counter_row(seed,
+// RandomStream::Gumbel, b, h, i)), added to x. The logs are a Cephes-style polynomial (within
+// about 2 ulp of std::log), so the loop vectorises; the noise is float whatever T is, and
+// every kernel draws it through these functions, so they agree to the bit.
+void add_gumbel(float* x, std::uint64_t row, std::int64_t n0, std::int64_t count);
+void add_gumbel(double* x, std::uint64_t row, std::int64_t n0, std::int64_t count);
+// One value of the same noise.
+float gumbel_at(std::uint64_t row, std::int64_t n);
 
 // sum over c of x[c] * y[c]
 float dot(const float* x, const float* y, std::int64_t n);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../counter_random.h"
+#include "fused_tiles.h"
 #include "strata/attn/pair_rules.h"
 
 namespace strata::attn {
@@ -80,13 +81,15 @@ at::Tensor masked_softmax(at::Tensor scores, const at::Tensor& visible) {
   return torch::softmax(scores, -1) * row_sees_any;
 }
 
-// Gumbel noise of head h for every (b, i, n): [B, Lq, P + Lk].
+// Gumbel noise of head h for every (b, i, n): [B, Lq, P + Lk], drawn as the fused kernel draws
+// it (tiles::add_gumbel), so both kernels add the same noise to the bit.
 at::Tensor gumbel_noise(const PairRules& rules, std::uint64_t seed, std::int64_t h) {
-  at::Tensor noise = torch::empty({rules.batch(), rules.queries(), rules.keys()}, torch::kFloat);
-  auto g = noise.accessor<float, 3>();
+  at::Tensor noise = torch::zeros({rules.batch(), rules.queries(), rules.keys()}, torch::kFloat);
+  float* g = noise.data_ptr<float>();
   for (std::int64_t b = 0; b < rules.batch(); ++b)
     for (std::int64_t i = 0; i < rules.queries(); ++i)
-      for (std::int64_t n = 0; n < rules.keys(); ++n) g[b][i][n] = counter_gumbel(seed, b, h, i, n);
+      tiles::add_gumbel(g + (b * rules.queries() + i) * rules.keys(),
+                        counter_row(seed, RandomStream::Gumbel, b, h, i), 0, rules.keys());
   return noise;
 }
 

@@ -5,7 +5,9 @@
 //
 // The whole spec (spec.h), in this order per head: scores = q·kᵀ/√Dh + bias_table[h][relation]
 // + dense_bias; the visibility of PairRules::visible; the head's normaliser (Gumbel noise
-// counter_gumbel(seed, b, h, i, n) only when training, n in [0, P + Lk)); a fixed head's row is
+// -log(-log(u)) with u = counter_uniform(seed, Gumbel, b, h, i, n), only when training, n in
+// [0, P + Lk), drawn by tiles::add_gumbel as in the fused kernel: counter_gumbel's value up to
+// float rounding); a fixed head's row is
 // one-hot on its fixed key instead; a row that sees no key gives zeros. Then dropout while
 // training: weight (b, h, i, n) kept when counter_keep(seed, rate, b, h, i, n), scaled by
 // 1 / (1 - rate).
