@@ -44,6 +44,7 @@
 
 #include "../../bench/cpu_load.h"
 #include "../attn/kernels/token_sorted.h"
+#include "attention_alone.h"
 #include "bench_child.h"
 #include "commands.h"
 #include "synthetic_man_page.h"
@@ -117,17 +118,7 @@ attn::LayerSpec kind_spec(const std::string& kind) {
 
 // ---- what a child measures besides the model --------------------------------------------
 
-// One layer's attention alone, on random q, k, v of the model's shapes: forward + backward.
-struct AttentionAlone {
-  at::Tensor q, k, v;
-  attn::LayerSpec spec;
-  attn::AttentionCall call;
-  void step() const {
-    attn::attend(call, attn::Kernel::Fused).sum().backward();
-    for (const at::Tensor& t : {q, k, v}) t.mutable_grad().reset();
-  }
-};
-
+// One layer's attention on random q, k, v of the model's shapes.
 std::shared_ptr<AttentionAlone> attention_alone(const attn::LayerSpec& spec, const attn::TokenLayout& tokens,
                                                 std::int64_t heads, std::int64_t head_dim) {
   auto a = std::make_shared<AttentionAlone>();

@@ -64,6 +64,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../../bench/cpu_load.h"
+#include "attention_alone.h"
 #include "bench_child.h"
 #include "commands.h"
 #include "strata/attn/attention_call.h"
@@ -179,18 +180,7 @@ struct State {
   std::vector<at::Tensor> prefixes;  // k, v of every layer: the trained parameters
 };
 
-// One layer's attention alone, as the attention module hands it to the engine: random q, k,
-// v of the model's shapes (P prefix slots first), forward + backward.
-struct AttentionAlone {
-  at::Tensor q, k, v, segment;
-  attn::LayerSpec spec;
-  attn::AttentionCall call;
-  void step() const {
-    attn::attend(call, attn::Kernel::Fused).sum().backward();
-    for (const at::Tensor& t : {q, k, v}) t.mutable_grad().reset();
-  }
-};
-
+// One layer's attention as the prefixed encoder hands it over: P prefix slots first.
 std::shared_ptr<AttentionAlone> attention_alone(const attn::LayerSpec& spec, const attn::TokenLayout& tokens,
                                                 const at::Tensor& groups, std::int64_t prefix,
                                                 const BenchOptions& o) {
