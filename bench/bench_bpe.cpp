@@ -8,7 +8,8 @@
 //
 // BM_ByteBpeEncodeCold starts every pass with an empty word cache (a first pass over a new
 // corpus); BM_ByteBpeEncodeWarm reuses it, as a long-running job does. sentencepiece keeps
-// no cache. Throughput is in bytes of input text per second; the ratio is printed at the end.
+// no cache. Throughput is in bytes of input text per second; the ratio is printed at the end
+// and written to $STRATA_BENCH_JSON_DIR/bench_bpe.json (strata/bench/session.h's shape).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 
 #include <unistd.h>
 
+#include "strata/bench/session.h"
 #include "strata/core/files.h"
 #include "strata/text/byte_bpe.h"
 #include "strata/text/sentencepiece_tokenizer.h"
@@ -142,6 +144,11 @@ class RateReporter : public benchmark::ConsoleReporter {
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  strata::bench::RunOptions run;
+  run.threads = 1;  // both tokenizers encode on one thread
+  run.json = strata::bench::default_json_path("bench_bpe");
+  strata::bench::Session session("bpe", {"bench_bpe"}, run, 0.3);
+  session.print_load();
   const Setup& s = setup();
   std::printf("text: %zu lines, %.1f MB of man7 roff; vocab %d (byte-bpe %d, sentencepiece %d)\n",
               s.corpus.lines.size(), s.corpus.bytes / 1e6, kVocabSize, s.byte_bpe->vocab_size(),
@@ -150,12 +157,19 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
   const auto& r = reporter.rates;
   const auto peer = r.find("BM_SentencePieceBpeEncode/min_time:2.000");
-  for (const char* name : {"BM_ByteBpeEncodeCold", "BM_ByteBpeEncodeWarm"}) {
+  nlohmann::ordered_json cases = nlohmann::ordered_json::object();
+  for (const char* name : {"BM_ByteBpeEncodeCold", "BM_ByteBpeEncodeWarm", "BM_SentencePieceBpeEncode"}) {
     const auto ours = r.find(std::string(name) + "/min_time:2.000");
-    if (ours != r.end() && peer != r.end())
+    if (ours == r.end() || peer == r.end()) continue;
+    cases[name] = {{"bytes_per_second", ours->second},
+                   {"ratio", ours->second / peer->second},
+                   {"ratio_of", std::string(name) + "/BM_SentencePieceBpeEncode"}};
+    if (ours != peer)
       std::printf("%s: %.1f MB/s, %.2fx sentencepiece BPE (%.1f MB/s)\n", name, ours->second / 1e6,
                   ours->second / peer->second, peer->second / 1e6);
   }
+  session.write_json({{"text_bytes", s.corpus.bytes}, {"lines", s.corpus.lines.size()}, {"vocab", kVocabSize}}, {},
+                     std::move(cases));
   benchmark::Shutdown();
   return 0;
 }

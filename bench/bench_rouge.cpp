@@ -10,7 +10,9 @@
 // rouge-score algorithm (the package itself cannot be installed here): it needs python3 with
 // nltk (Debian: python3-nltk). The bench checks that both give the same scores.
 //
-// Environment: STRATA_ROUGE_BENCH_PAIRS overrides the number of pairs (default 10000).
+// Environment: STRATA_ROUGE_BENCH_PAIRS overrides the number of pairs (default 10000). The
+// results go to $STRATA_BENCH_JSON_DIR/bench_rouge.json (strata/bench/session.h's shape): a case
+// for each strata pass and the peer, each with its ratio to the peer.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -19,7 +21,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -28,6 +29,8 @@
 #include <string>
 #include <vector>
 
+#include "strata/bench/cpu_load.h"
+#include "strata/bench/session.h"
 #include "strata/core/files.h"
 #include "strata/eval/rouge.h"
 
@@ -171,10 +174,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-double cpu_seconds_since(std::clock_t start) {
-  return static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
-}
-
 Pairs g_pairs;
 // threads -> the fastest pass over all pairs, in wall-clock and in CPU seconds (the CPU time
 // of one thread is less disturbed by other work on a shared machine).
@@ -186,11 +185,11 @@ void BM_StrataRouge(benchmark::State& state) {
   double best = 1e300, best_cpu = 1e300;
   for (auto _ : state) {
     const auto start = Clock::now();
-    const std::clock_t start_cpu = std::clock();
+    const double start_cpu = strata::bench::process_cpu_ms();
     auto rows = scorer.score_batch(g_pairs.references, g_pairs.predictions, threads);
     benchmark::DoNotOptimize(rows.data());
     best = std::min(best, seconds_since(start));
-    best_cpu = std::min(best_cpu, cpu_seconds_since(start_cpu));
+    best_cpu = std::min(best_cpu, (strata::bench::process_cpu_ms() - start_cpu) / 1e3);
   }
   g_best_cpu_seconds[threads] = best_cpu;
   state.SetItemsProcessed(
@@ -203,6 +202,11 @@ void BM_StrataRouge(benchmark::State& state) {
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
+  strata::bench::RunOptions run;
+  run.resolve(0, 0);
+  run.json = strata::bench::default_json_path("bench_rouge");
+  strata::bench::Session session("rouge", {"bench_rouge"}, run, 0.3);
+  session.print_load();
   const char* env_pairs = std::getenv("STRATA_ROUGE_BENCH_PAIRS");
   const std::size_t count = env_pairs ? std::strtoul(env_pairs, nullptr, 10) : 10000;
   g_pairs = generate_pairs(count);
@@ -294,6 +298,27 @@ int main(int argc, char** argv) {
   }
   std::printf("max |strata - peer|: mean F %.3g; any pair, type and P/R/F %.3g\n", max_mean_diff,
               max_diff);
+
+  // Each pass as a case, its pairs a second over the peer's.
+  nlohmann::ordered_json cases{{"strata_cold", {{"label", "strata, 1 thread, first pass (cold stem cache)"},
+                                                {"pairs_per_second", count / cold_seconds},
+                                                {"ratio", count / cold_seconds / peer_rate},
+                                                {"ratio_of", "strata_cold/peer"}}}};
+  for (const auto& [threads, seconds] : g_best_seconds) {
+    const std::string name = "strata_" + std::to_string(threads) + "_threads";
+    cases[name] = {{"label", "strata, " + std::to_string(threads) + " thread(s), best pass"},
+                   {"pairs_per_second", count / seconds},
+                   {"cpu_seconds", g_best_cpu_seconds[threads]},
+                   {"ratio", count / seconds / peer_rate},
+                   {"ratio_of", name + "/peer"}};
+  }
+  cases["peer"] = {{"label", "bench/rouge_peer.py, 1 thread, scoring only"},
+                   {"pairs_per_second", peer_rate},
+                   {"pairs_per_cpu_second", peer_cpu_rate},
+                   {"ratio", 1.0},
+                   {"ratio_of", "peer/peer"}};
+  session.write_json({{"pairs", count}, {"types", kTypes}, {"stemming", true}},
+                     {{"max_mean_f_difference", max_mean_diff}, {"max_difference", max_diff}}, std::move(cases));
   fs::remove_all(dir);
   return 0;
 }

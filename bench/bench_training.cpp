@@ -14,41 +14,37 @@
 // [448, 512], right-padded) and a target of up to 64 (lengths in [48, 64]); tokens/s counts the
 // real (non-padding) source + target tokens, as strata's trainer does.
 //
-// Timing: both models live in this process; after warm-up steps, each round runs one step of
-// every variant (strata at all threads, the peer at all threads, strata at 1 thread) on the
-// same batch (4 batches in turn), in an order that rotates from round to round, and the median
-// step time of each variant is reported. A round during which other processes used more than
-// 0.3 cores (/proc/stat minus this process's own CPU time) is set aside and run again, up to
-// `rounds` extra times. Peak memory: each model also runs in a child process of its own (this
-// program re-executed with --child), which reads VmRSS before building the model and VmHWM
-// (peak RSS) after 3 steps; the growth (VmHWM - VmRSS at start) is reported, and the child's
-// whole-process ru_maxrss from wait4() beside it.
+// Timing (strata/bench/timing.h: interleave): both models live in this process; after warm-up
+// steps, each round runs one step of every variant (strata at all threads, the peer at all
+// threads, strata at 1 thread) on the same batch (4 batches in turn), in an order that rotates
+// from round to round, and the median step time of each variant is reported. A round during
+// which other processes used more than 0.3 cores is set aside and run again, up to `rounds`
+// extra times. Peak memory: each model also runs in a child process of its own
+// (strata/bench/child_process.h), which reads VmRSS before building the model and VmHWM (peak
+// RSS) after 3 steps; the growth is reported, and the child's whole-process ru_maxrss beside it.
 //
 // Usage: bench_training [--quick] [--json FILE] [--batch B] [--rounds R] [--threads T]
 //                       [--only strata|peer] [--trace FILE]
 //   --json defaults to $STRATA_BENCH_JSON_DIR/bench_training.json, else ./bench_training.json.
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "cpu_load.h"
+#include "strata/bench/child_process.h"
+#include "strata/bench/cpu_load.h"
+#include "strata/bench/flags.h"
+#include "strata/bench/session.h"
+#include "strata/bench/table.h"
+#include "strata/bench/timing.h"
 #include "strata/core/files.h"
 #include "strata/models/collate.h"
 #include "strata/models/model_config.h"
@@ -58,13 +54,7 @@
 
 namespace {
 
-namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-using strata::bench::CpuSample;
-using strata::bench::cpu_sample;
-using strata::bench::idle_probe;
-using strata::bench::other_cores;
-using nlohmann::json;
+using Json = nlohmann::ordered_json;
 
 constexpr std::int64_t kVocab = 8000;
 constexpr std::int64_t kDModel = 256;
@@ -80,16 +70,11 @@ constexpr double kLr = 1e-4;
 constexpr double kBusyCores = 0.3;  // other processes' CPU use above which a round is set aside
 
 struct Options {
-  bool quick = false;
-  std::int64_t batch = 8;
-  int rounds = 7;
-  int warmup = 2;
-  int threads = 0;  // 0 = hardware concurrency
-  std::string json_path;
+  strata::bench::RunOptions run;  // rounds: 7, or 2 with --quick
+  std::int64_t batch = 0;         // 0: 8, or 2 with --quick
+  int warmup = 2;                 // 1 with --quick
   std::string only;   // "strata" or "peer": time that model alone (for perf), no memory children
   std::string trace;  // libtorch profiler (chrome trace JSON) over the timed rounds
-  std::string child;  // internal: "strata" or "peer"
-  std::string child_out;
 };
 
 struct Batch {
@@ -142,7 +127,7 @@ std::vector<Batch> make_batches(std::int64_t count, std::int64_t rows, std::uint
 
 strata::models::ModelConfig strata_config() {
   strata::models::ModelConfig config;
-  config.architecture = strata::models::Architecture::Seq2Seq;
+  config.architecture = "seq2seq";
   config.vocab_size = kVocab;
   config.d_model = kDModel;
   config.heads = kHeads;
@@ -267,310 +252,196 @@ Variant make_variant(const std::string& which) {
   return v;
 }
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-// kB from a "Name:   1234 kB" line of /proc/self/status.
-long status_kb(const std::string& field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(field + ":", 0) == 0) return std::strtol(line.c_str() + field.size() + 1, nullptr, 10);
-  return -1;
-}
-
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string one, five, fifteen;
-  in >> one >> five >> fifteen;
-  std::string out = one;
-  out += " ";
-  out += five;
-  out += " ";
-  out += fifteen;
-  return out;
-}
-
 // The child: build one variant, run 3 steps, report RSS before and the peak after.
-int run_child(const Options& options) {
-  torch::set_num_threads(options.threads);
-  (void)torch::ones({64, 64}).matmul(torch::ones({64, 64})).sum().item<float>();  // start the pools
-  const long baseline = status_kb("VmRSS");
+void run_child(const Options& options) {
+  strata::bench::prepare_child(options.run.threads);
+  strata::bench::MemoryMarks marks;
+  marks.inputs_built();  // before the model: its growth is the model's and its steps'
   const std::vector<Batch> batches = make_batches(1, options.batch, 7);
-  Variant v = make_variant(options.child);
+  Variant v = make_variant(options.run.child);
   for (int i = 0; i < 3; ++i) v.step(batches[0]);
-  const json out{{"baseline_kb", baseline}, {"hwm_kb", status_kb("VmHWM")}};
-  strata::write_file_atomic(options.child_out, out.dump());
-  return 0;
-}
-
-struct ChildMemory {
-  double growth_mb = -1;   // VmHWM - VmRSS before the model was built
-  double maxrss_mb = -1;   // the child's ru_maxrss (whole process, libtorch included)
-};
-
-ChildMemory measure_memory(const Options& options, const std::string& which) {
-  const fs::path out = fs::temp_directory_path() / ("strata_bench_training_" + std::to_string(::getpid()) + "_" + which + ".json");
-  std::vector<std::string> args{"bench_training", "--child", which, "--child-out", out.string(),
-                                "--batch", std::to_string(options.batch), "--threads",
-                                std::to_string(options.threads)};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::fflush(stdout);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execv("/proc/self/exe", argv.data());
-    ::_exit(127);
-  }
-  ChildMemory result;
-  if (pid < 0) return result;
-  int status = 0;
-  struct rusage usage {};
-  ::wait4(pid, &status, 0, &usage);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::printf("  memory child for %s failed (status %d)\n", which.c_str(), status);
-    return result;
-  }
-  result.maxrss_mb = usage.ru_maxrss / 1024.0;
-  const json j = json::parse(strata::read_file(out));
-  result.growth_mb = (j["hwm_kb"].get<double>() - j["baseline_kb"].get<double>()) / 1024.0;
-  fs::remove(out);
-  return result;
+  marks.rounds_done();
+  Json out = Json::object();
+  marks.add_to(out);
+  strata::write_file_atomic(options.run.child_out, out.dump());
 }
 
 Options parse(int argc, char** argv) {
   Options o;
-  bool batch_set = false, rounds_set = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "bench_training: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--quick") o.quick = true;
-    else if (a == "--json") o.json_path = value();
-    else if (a == "--batch") o.batch = std::stoll(value()), batch_set = true;
-    else if (a == "--rounds") o.rounds = std::stoi(value()), rounds_set = true;
-    else if (a == "--threads") o.threads = std::stoi(value());
-    else if (a == "--only") o.only = value();
-    else if (a == "--trace") o.trace = value();
-    else if (a == "--child") o.child = value();
-    else if (a == "--child-out") o.child_out = value();
-    else if (a == "--help" || a == "-h") {
-      std::printf("usage: bench_training [--quick] [--json FILE] [--batch B] [--rounds R] [--threads T]\n"
-                  "                      [--only strata|peer]   (one model alone, e.g. under perf record)\n"
-                  "                      [--trace FILE]   (libtorch profiler over the timed rounds: per-op chrome trace)\n");
-      std::exit(0);
-    } else {
-      std::fprintf(stderr, "bench_training: unknown argument '%s'\n", a.c_str());
-      std::exit(2);
-    }
+  CLI::App app("Training throughput: strata's Seq2Seq against torch::nn::Transformer of the same size", "bench_training");
+  strata::bench::add_run_flags(app, o.run, {"small and short: batch 2, 2 rounds, 1 warm-up step (a smoke test)",
+                                            "timed rounds (default 7; 2 with --quick)"});
+  app.add_option("--batch", o.batch, "rows a batch (default 8; 2 with --quick)")->check(CLI::PositiveNumber);
+  app.add_option("--only", o.only, "one model alone, e.g. under perf record (no memory children)")
+      ->check(CLI::IsMember({"strata", "peer"}));
+  app.add_option("--trace", o.trace, "libtorch profiler over the timed rounds: per-op chrome trace JSON");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e));
   }
-  if (!o.only.empty() && o.only != "strata" && o.only != "peer") {
-    std::fprintf(stderr, "bench_training: --only takes strata or peer, got '%s'\n", o.only.c_str());
-    std::exit(2);
-  }
-  if (o.quick) {
-    if (!batch_set) o.batch = 2;
-    if (!rounds_set) o.rounds = 2;
-    o.warmup = 1;
-  }
-  if (o.threads <= 0) o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (o.json_path.empty()) {
-    const char* dir = std::getenv("STRATA_BENCH_JSON_DIR");
-    o.json_path = (dir ? fs::path(dir) : fs::current_path()) / "bench_training.json";
-  }
+  o.run.resolve(7, 2);
+  if (o.batch == 0) o.batch = o.run.quick ? 2 : 8;
+  if (o.run.quick) o.warmup = 1;
+  if (o.run.json.empty()) o.run.json = strata::bench::default_json_path("bench_training");
   return o;
 }
+
+// A timed variant: one model at a thread count.
+struct Run {
+  std::size_t model;
+  int threads;
+  std::string label;
+};
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const Options options = parse(argc, argv);
-  if (!options.child.empty()) return run_child(options);
-
-  const std::string load_start = load_average();
-  const double others_start = idle_probe(1.0);
+  if (options.run.is_child()) {
+    run_child(options);
+    return 0;
+  }
+  constexpr double kBusyCores = 0.3;  // other processes' CPU use above which a round is set aside
+  strata::bench::Session session("training", {"bench_training"}, options.run, kBusyCores);
+  const std::string load_start = strata::bench::load_average();
   std::printf("training throughput: Seq2Seq %ld+%ld layers, d_model %ld, %ld heads, d_ff %ld, vocab %ld, "
               "GELU, dropout %.1f, post-norm\n",
               long(kLayers), long(kLayers), long(kDModel), long(kHeads), long(kDff), long(kVocab), kDropout);
   std::printf("batch %ld x (source <= %ld, target <= %ld), %d threads, %d warm-up steps, %d timed rounds%s\n",
-              long(options.batch), long(kSourceLen), long(kTargetLen), options.threads, options.warmup,
-              options.rounds, options.quick ? " (--quick)" : "");
-  std::printf("other processes' CPU use before the start: %.2f cores (load average %s)%s\n", others_start,
-              load_start.c_str(), others_start > kBusyCores ? "  -- machine busy: timings may be noisy" : "");
-  std::fflush(stdout);
+              long(options.batch), long(kSourceLen), long(kTargetLen), options.run.threads, options.warmup,
+              options.run.rounds, options.run.quick ? " (--quick)" : "");
+  session.print_load();
 
-  // Peak memory first, each model in a child process of its own.
-  std::map<std::string, ChildMemory> memory;
-  if (options.only.empty()) {
+  // Peak memory first, each model in a child process of its own, before any thread pool starts.
+  const bool both = options.only.empty();
+  if (both) {
     std::printf("peak memory (child processes) ...\n");
-    for (const std::string which : {"strata", "peer"}) memory[which] = measure_memory(options, which);
+    std::vector<std::string> args = options.run.child_args();
+    for (const std::string& word : {std::string("--batch"), std::to_string(options.batch)}) args.push_back(word);
+    session.measure({"strata", "peer"}, args);
   }
 
-  torch::set_num_threads(options.threads);
+  torch::set_num_threads(options.run.threads);
   const std::vector<Batch> batches = make_batches(4, options.batch, 42);
   std::vector<Variant> models;
-  if (options.only.empty() || options.only == "strata") models.push_back(make_variant("strata"));
-  if (options.only.empty() || options.only == "peer") models.push_back(make_variant("peer"));
+  if (both || options.only == "strata") models.push_back(make_variant("strata"));
+  if (both || options.only == "peer") models.push_back(make_variant("peer"));
   for (const Variant& v : models)
     std::printf("parameters: %s %ld\n", v.name == "strata" ? "strata" : "torch::nn::Transformer", long(v.parameters));
 
-  struct Run {
-    std::size_t model;
-    int threads;
-    std::string label;
-    std::vector<double> seconds, tokens_per_second;
-  };
   std::vector<Run> runs;
-  for (std::size_t m = 0; m < models.size(); ++m) runs.push_back({m, options.threads, models[m].name, {}, {}});
-  const bool scaling = options.threads > 1 && options.only.empty();
-  if (scaling) runs.push_back({0, 1, "strata_1thread", {}, {}});
+  for (std::size_t m = 0; m < models.size(); ++m) runs.push_back({m, options.run.threads, models[m].name});
+  const bool scaling = options.run.threads > 1 && both;
+  if (scaling) runs.push_back({0, 1, "strata_1thread"});
 
   std::size_t next = 0;
   for (int w = 0; w < options.warmup; ++w)
-    for (Run& run : runs) {
+    for (const Run& run : runs) {
       torch::set_num_threads(run.threads);
       models[run.model].step(batches[next++ % batches.size()]);
     }
-  std::vector<double> others;  // other processes' CPU use per round, in cores
   std::unique_ptr<torch::autograd::profiler::RecordProfile> trace;
   if (!options.trace.empty()) {
     std::printf("tracing the timed rounds to %s (profiler overhead included in these timings)\n", options.trace.c_str());
     trace = std::make_unique<torch::autograd::profiler::RecordProfile>(options.trace);
   }
-  // A round during which other processes used more than kBusyCores is set aside and run
-  // again (at most `rounds` extra times): with as many threads as cores, a busy neighbour
-  // stalls libtorch's parallel regions and one step can take several times as long.
-  std::vector<bool> clean;  // per round attempted
-  int clean_rounds = 0;
-  for (int round = 0; clean_rounds < options.rounds && round < 2 * options.rounds; ++round) {
-    const CpuSample round_start = cpu_sample();
-    for (std::size_t k = 0; k < runs.size(); ++k) {
-      Run& run = runs[(k + round) % runs.size()];
-      const Batch& batch = batches[round % batches.size()];  // every variant gets the same batch
+  std::vector<std::function<void(int)>> steps;
+  for (const Run& run : runs)
+    steps.push_back([&models, &batches, run](int round) {
       torch::set_num_threads(run.threads);
-      const auto start = Clock::now();
-      models[run.model].step(batch);
-      const double s = seconds_since(start);
-      run.seconds.push_back(s);
-      run.tokens_per_second.push_back(batch.tokens / s);
-    }
-    others.push_back(other_cores(round_start, cpu_sample()));
-    clean.push_back(others.back() <= kBusyCores);
-    clean_rounds += clean.back();
-    std::printf("  round %d:", round + 1);
-    for (const Run& run : runs) std::printf(" %s %.2f s", run.label.c_str(), run.seconds.back());
-    std::printf("  (other processes: %.2f cores%s)\n", others.back(), clean.back() ? "" : "; set aside, busy");
-    std::fflush(stdout);
-  }
+      models[run.model].step(batches[static_cast<std::size_t>(round) % batches.size()]);  // the same batch for all
+    });
+  const strata::bench::Interleaved t = strata::bench::interleave(steps, options.run.rounds, kBusyCores);
   trace.reset();
-  torch::set_num_threads(options.threads);
+  torch::set_num_threads(options.run.threads);
+  for (std::size_t r = 0; r < t.others.size(); ++r) {
+    std::printf("  round %zu:", r + 1);
+    for (std::size_t k = 0; k < runs.size(); ++k) std::printf(" %s %.2f s", runs[k].label.c_str(), t.ms[k][r] / 1e3);
+    std::printf("  (other processes: %.2f cores%s)\n", t.others[r], t.clean[r] ? "" : "; set aside, busy");
+  }
 
-  const std::string load_end = load_average();
-  // The medians are over the clean rounds, or over every round when fewer than half were clean.
-  const bool use_all = clean_rounds * 2 < options.rounds;
+  const std::string load_end = strata::bench::load_average();
   double others_max = 0;
-  for (std::size_t r = 0; r < others.size(); ++r)
-    if (use_all || clean[r]) others_max = std::max(others_max, others[r]);
-  auto kept = [&](const std::vector<double>& values) {
-    std::vector<double> out;
-    for (std::size_t r = 0; r < values.size(); ++r)
-      if (use_all || clean[r]) out.push_back(values[r]);
-    return out;
-  };
-  const int used_rounds = use_all ? static_cast<int>(others.size()) : clean_rounds;
+  for (std::size_t r = 0; r < t.others.size(); ++r)
+    if (t.kept(r)) others_max = std::max(others_max, t.others[r]);
+  const auto used_rounds = t.kept_of(t.others).size();
   std::map<std::string, double> tps, step_s;
-  for (const Run& run : runs) {
-    tps[run.label] = median(kept(run.tokens_per_second));
-    step_s[run.label] = median(kept(run.seconds));
-  }
-  json result{{"benchmark", "training"},
-              {"model", strata_config().to_json()},
-              {"batch", options.batch},
-              {"source_length_max", kSourceLen},
-              {"target_length_max", kTargetLen},
-              {"tokens_counted", "real (non-padding) source + target tokens"},
-              {"threads", options.threads},
-              {"warmup_steps", options.warmup},
-              {"rounds", options.rounds},
-              {"quick", options.quick},
-              {"load_average_start", load_start},
-              {"load_average_end", load_end},
-              {"other_processes_cores_before", others_start},
-              {"other_processes_cores_per_round", others},
-              {"round_clean", clean},
-              {"rounds_used", used_rounds},
-              {"busy_threshold_cores", kBusyCores},
-              {"memory_method",
-               "child process per model: VmHWM after 3 steps minus VmRSS before building the model; "
-               "maxrss = the child's ru_maxrss from wait4"}};
-  for (const Run& run : runs) {
-    json r{{"threads", run.threads},
-           {"median_step_seconds", step_s[run.label]},
-           {"median_tokens_per_second", tps[run.label]},
-           {"step_seconds", run.seconds},
-           {"parameters", models[run.model].parameters}};
-    if (memory.contains(run.label)) {
-      r["peak_rss_growth_mb"] = memory[run.label].growth_mb;
-      r["child_maxrss_mb"] = memory[run.label].maxrss_mb;
+  Json cases = Json::object();
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const Run& run = runs[k];
+    std::vector<double> seconds, tokens_per_second;
+    for (std::size_t r = 0; r < t.others.size(); ++r) {
+      seconds.push_back(t.ms[k][r] / 1e3);
+      tokens_per_second.push_back(static_cast<double>(batches[r % batches.size()].tokens) / seconds.back());
     }
-    result[run.label] = r;
+    tps[run.label] = strata::bench::median_of(t.kept_of(tokens_per_second));
+    step_s[run.label] = t.median_ms(k) / 1e3;
+    Json entry{{"threads", run.threads},
+               {"median_step_seconds", step_s[run.label]},
+               {"median_tokens_per_second", tps[run.label]},
+               {"step_seconds", seconds},
+               {"parameters", models[run.model].parameters}};
+    if (both && run.threads == options.run.threads) {
+      entry["peak_rss_growth_mb"] = session[run.label].growth_mb;
+      entry["child_maxrss_mb"] = session[run.label].maxrss_mb;
+    }
+    cases[run.label] = std::move(entry);
   }
 
-  std::printf("\n%-44s %9s %11s %16s %14s\n", "", "step (s)", "tokens/s", "peak RSS growth", "child maxrss");
+  std::printf("\n");
+  strata::bench::Table table({{"", -44}, {"step (s)", 9}, {"tokens/s", 11}, {"peak RSS growth", 16}, {"child maxrss", 14}});
   for (const Run& run : runs) {
-    const char* label = run.label == "strata"  ? "strata Seq2Seq"
+    const char* label = run.label == "strata" ? "strata Seq2Seq"
                         : run.label == "peer" ? "torch::nn::Transformer (peer)"
                                               : "strata Seq2Seq, 1 thread";
-    std::printf("%-44s %9.3f %11.0f", label, step_s[run.label], tps[run.label]);
-    if (memory.contains(run.label))
-      std::printf(" %13.0f MB %11.0f MB", memory[run.label].growth_mb, memory[run.label].maxrss_mb);
-    std::printf("\n");
+    const bool memory = cases[run.label].contains("child_maxrss_mb");
+    table.row({label, strata::bench::fixed(step_s[run.label], 3), strata::bench::fixed(tps[run.label], 0),
+               memory ? strata::bench::fixed(session[run.label].growth_mb, 0) + " MB" : "",
+               memory ? strata::bench::fixed(session[run.label].maxrss_mb, 0) + " MB" : ""});
   }
-  if (options.only.empty()) {
+  table.print();
+  Json findings{{"model", strata_config().to_json()},
+                {"load_average_start", load_start},
+                {"load_average_end", load_end},
+                {"other_processes_cores_per_round", t.others},
+                {"round_clean", t.clean},
+                {"rounds_used", used_rounds},
+                {"memory_method",
+                 "child process per model: VmHWM after 3 steps minus VmRSS before building the model; "
+                 "maxrss = the child's ru_maxrss from wait4"}};
+  if (both) {
     const double ratio = tps["strata"] / tps["peer"];
     // The same ratio round by round (both models ran the same batch back to back), then its median.
-    std::vector<double> paired;
-    const auto& s_runs = runs[0].seconds;
-    const auto& p_runs = runs[1].seconds;
-    for (std::size_t r = 0; r < s_runs.size(); ++r)
-      if (use_all || clean[r]) paired.push_back(p_runs[r] / s_runs[r]);
-    const double paired_ratio = median(paired);
-    result["ratio_tokens_per_second"] = ratio;
-    result["ratio_per_round"] = paired;
-    result["ratio_per_round_median"] = paired_ratio;
-    std::printf("ratio strata/peer, tokens/s (median of %d rounds%s): %.3f  (target >= 1.0); "
+    const std::vector<double> paired = t.ratios(1, 0);  // peer time / strata time = strata tokens/s / peer's
+    const double paired_ratio = strata::bench::median_of(paired);
+    findings["ratio_tokens_per_second"] = ratio;
+    findings["ratio_per_round"] = paired;
+    findings["ratio_per_round_median"] = paired_ratio;
+    std::printf("ratio strata/peer, tokens/s (median of %zu rounds%s): %.3f  (target >= 1.0); "
                 "median of the per-round ratios %.3f, range %.3f-%.3f\n",
-                used_rounds, use_all ? ", busy ones included" : "", ratio, paired_ratio,
+                used_rounds, t.busy_rounds_included ? ", busy ones included" : "", ratio, paired_ratio,
                 *std::min_element(paired.begin(), paired.end()), *std::max_element(paired.begin(), paired.end()));
     double speedup = 0;
     if (scaling) {
       speedup = tps["strata"] / tps["strata_1thread"];
-      result["thread_speedup"] = speedup;
+      findings["thread_speedup"] = speedup;
       std::printf("thread scaling, strata: 1 thread %.0f tokens/s, %d threads %.0f tokens/s, speed-up %.2fx\n",
-                  tps["strata_1thread"], options.threads, tps["strata"], speedup);
+                  tps["strata_1thread"], options.run.threads, tps["strata"], speedup);
     }
     std::printf("other processes' CPU use during the rounds used: up to %.2f cores%s; load average at end: %s\n",
                 others_max, others_max > kBusyCores ? " -- noisy, rerun when the machine is quiet" : "", load_end.c_str());
     std::printf("\ntraining: strata %.0f tok/s, torch::nn::Transformer %.0f tok/s, ratio %.2f "
                 "(peak RSS growth %.0f MB vs %.0f MB)",
-                tps["strata"], tps["peer"], ratio, memory["strata"].growth_mb, memory["peer"].growth_mb);
-    if (scaling) std::printf("; strata 1->%d threads %.2fx", options.threads, speedup);
+                tps["strata"], tps["peer"], ratio, session["strata"].growth_mb, session["peer"].growth_mb);
+    if (scaling) std::printf("; strata 1->%d threads %.2fx", options.run.threads, speedup);
     std::printf("\n");
   }
-  strata::write_file_atomic(options.json_path, result.dump(2) + "\n");
-  std::printf("results: %s\n", options.json_path.c_str());
+  session.write_json({{"batch", options.batch},
+                      {"source_length_max", kSourceLen},
+                      {"target_length_max", kTargetLen},
+                      {"tokens_counted", "real (non-padding) source + target tokens"},
+                      {"warmup_steps", options.warmup}},
+                     findings, std::move(cases));
   return 0;
 }

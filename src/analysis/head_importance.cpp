@@ -71,7 +71,7 @@ train::BatchLoss batch_loss(train::TrainTask& task, const std::vector<std::size_
 // head's dims: q/k/v rows (weight and bias) and out_proj's columns.
 std::vector<at::Tensor> head_parameters(Attention& a) {
   std::vector<at::Tensor> params;
-  for (torch::nn::Linear* linear : {&a.q_proj, &a.k_proj, &a.v_proj}) {
+  for (nn::AdaptableLinear* linear : {&a.q_proj, &a.k_proj, &a.v_proj}) {
     params.push_back((*linear)->weight);
     if ((*linear)->bias.defined()) params.push_back((*linear)->bias);
   }

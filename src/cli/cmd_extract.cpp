@@ -20,7 +20,7 @@
 #include "strata/data/extractive_examples.h"
 #include "strata/train/checkpoint.h"
 #include "strata/train/extractive_task.h"
-#include "strata/train/model_dir.h"
+#include "strata/recipes/loaded_model.h"
 #include "strata/train/run_config.h"
 
 namespace strata::cli {
@@ -29,7 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The encoder of a run or checkpoint directory, as model_dir.h loads the other architectures.
+// The encoder of a run or checkpoint directory, as recipes/loaded_model.h loads the other architectures.
 struct ExtractFlags {
   std::string model;
   std::string data;
@@ -102,8 +102,8 @@ void print_peers(const std::vector<SystemReport>& systems) {
 }
 
 void run_extract(const ExtractFlags& flags) {
-  train::LoadedModel info;
-  models::EncoderModel model = train::load_encoder(flags.model, info, "extractive", "strata extract");
+  recipes::LoadedModel info;
+  models::EncoderModel model = recipes::load_encoder(flags.model, info, "extractive", "strata extract");
   const train::ExtractiveSelection selection = selection_of(flags, info.run);
   const ExtractiveOptions options = options_of(info.run);
   std::vector<ExtractiveExample> examples =

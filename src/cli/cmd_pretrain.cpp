@@ -33,7 +33,7 @@ void register_pretrain(CLI::App& app) {
   on_run(sub, [flags] {
     TrainFlags pretrain = *flags;
     pretrain.fixed.push_back("data.task=denoise");
-    run_train(pretrain, models::Architecture::Seq2Seq);
+    run_train(pretrain, "seq2seq");
   });
 }
 

@@ -22,7 +22,7 @@
 #include "strata/models/encoder_model.h"
 #include "strata/text/tokenizer.h"
 #include "strata/train/checkpoint.h"
-#include "strata/train/model_dir.h"
+#include "strata/recipes/loaded_model.h"
 #include "strata/train/run_config.h"
 #include "strata/train/segmentation_task.h"
 
@@ -42,7 +42,7 @@ struct SegmentFlags {
   bool quiet = false;
 };
 
-// The segmentation model of a checkpoint, in eval mode, as model_dir.h loads the other
+// The segmentation model of a checkpoint, in eval mode, as recipes/loaded_model.h loads the other
 // architectures; strata::Error when the run trained something else.
 // Each candidate a boundary with probability `rate`, from a seeded mt19937_64 (whose output,
 // unlike <random>'s distributions, is the same in every standard library).
@@ -65,8 +65,8 @@ nlohmann::ordered_json scores_json(const BoundaryScores& s) {
 }
 
 void run_segment(const SegmentFlags& flags) {
-  train::LoadedModel info;
-  models::EncoderModel model = train::load_encoder(flags.model, info, "segmentation", "strata segment");
+  recipes::LoadedModel info;
+  models::EncoderModel model = recipes::load_encoder(flags.model, info, "segmentation", "strata segment");
   SegmentationOptions options;
   options.context_tokens = static_cast<std::size_t>(info.run.get<std::int64_t>("segment.context_tokens"));
   options.max_candidates_per_document =

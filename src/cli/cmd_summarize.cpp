@@ -24,17 +24,22 @@
 #include "strata/decode/summarize.h"
 #include "strata/doc/dataset.h"
 #include "strata/doc/parse.h"
-#include "strata/train/model_dir.h"
+#include "strata/recipes/loaded_model.h"
 #include "strata/train/run_config.h"
 
 namespace strata::cli {
 
 namespace {
 
+// Files tuned on a base that load onto --model.
+struct TunedFiles {
+  std::string prefix, adapter;
+};
+
 namespace fs = std::filesystem;
 
 // The truncation the model was trained with, so inputs are cut the same way.
-TruncationOptions truncation_of(const train::LoadedModel& model) {
+TruncationOptions truncation_of(const recipes::LoadedModel& model) {
   return train::data_options(model.run).truncation;
 }
 
@@ -88,12 +93,12 @@ std::vector<Seq2SeqExample> examples_of(const std::vector<Document>& documents, 
 
 // A trained summariser with the decoding options the flags and its run ask for.
 struct Summarizer {
-  train::LoadedModel info;
+  recipes::LoadedModel info;
   models::Seq2Seq model{nullptr};
   decode::SummarizeOptions options;
 
-  Summarizer(const std::string& path, const std::string& prefix, const GenerationFlags& flags)
-      : model(train::load_seq2seq(path, info, prefix)) {
+  Summarizer(const std::string& path, const TunedFiles& tuned, const GenerationFlags& flags)
+      : model(recipes::load_seq2seq(path, info, tuned.prefix, tuned.adapter)) {
     options.generation = generation_for(flags, info);
     options.use_cache = !flags.no_cache;
   }
@@ -107,14 +112,14 @@ struct Summarizer {
 
 struct SummarizeFlags {
   std::string model;
-  std::string prefix;
+  TunedFiles tuned;
   std::string input = "-";
   std::string out;
   std::shared_ptr<GenerationFlags> generation;
 };
 
 void run_summarize(const SummarizeFlags& flags) {
-  Summarizer summarizer(flags.model, flags.prefix, *flags.generation);
+  Summarizer summarizer(flags.model, flags.tuned, *flags.generation);
   const std::vector<Document> documents = read_inputs(flags.input);
   const std::vector<Seq2SeqExample> examples =
       examples_of(documents, *summarizer.info.tokenizer, truncation_of(summarizer.info));
@@ -135,7 +140,7 @@ void run_summarize(const SummarizeFlags& flags) {
 
 struct EvalFlags {
   std::string model;
-  std::string prefix;
+  TunedFiles tuned;
   std::string data;
   std::string out;
   std::size_t limit = 0;
@@ -144,8 +149,8 @@ struct EvalFlags {
 };
 
 void run_eval_summarize(const EvalFlags& flags) {
-  Summarizer summarizer(flags.model, flags.prefix, *flags.generation);
-  const train::LoadedModel& info = summarizer.info;
+  Summarizer summarizer(flags.model, flags.tuned, *flags.generation);
+  const recipes::LoadedModel& info = summarizer.info;
   std::vector<Seq2SeqExample> examples = load_seq2seq_examples(flags.data, *info.tokenizer, truncation_of(info), true);
   if (flags.limit > 0 && examples.size() > flags.limit) examples.resize(flags.limit);
   const std::vector<std::string> predictions = summarizer.run(examples, false);
@@ -174,9 +179,12 @@ void run_eval_summarize(const EvalFlags& flags) {
   std::printf("\npredictions and scores in %s\n", out.string().c_str());
 }
 
-void add_prefix_option(CLI::App* sub, std::string& prefix) {
-  sub->add_option("--prefix", prefix,
+void add_tuned_file_options(CLI::App* sub, TunedFiles& tuned) {
+  sub->add_option("--prefix", tuned.prefix,
                   "a tuned prefix file (RUN/prefix.safetensors of a prefix-tuned run) to load onto --model, its base")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--adapter", tuned.adapter,
+                  "an adapter file (RUN/adapter.safetensors of a run with --adapter) to load onto --model, its base")
       ->check(CLI::ExistingFile);
 }
 
@@ -186,7 +194,7 @@ void register_summarize(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("summarize", "Summarize documents (Markdown, man, plain text or JSONL) with a trained model");
   auto flags = std::make_shared<SummarizeFlags>();
   sub->add_option("--model", flags->model, "run directory (its best checkpoint) or checkpoint directory")->required();
-  add_prefix_option(sub, flags->prefix);
+  add_tuned_file_options(sub, flags->tuned);
   sub->add_option("--input", flags->input, "a document or a JSONL dataset; - reads standard input")->capture_default_str();
   sub->add_option("--out", flags->out, "write {id, prediction} JSON lines here instead of standard output");
   flags->generation = add_generation_flags(sub);
@@ -197,7 +205,7 @@ void register_eval_summarize(CLI::App& eval) {
   CLI::App* sub = eval.add_subcommand("summarize", "Decode a test set with a model and report ROUGE with bootstrap intervals");
   auto flags = std::make_shared<EvalFlags>();
   sub->add_option("--model", flags->model, "run directory (its best checkpoint) or checkpoint directory")->required();
-  add_prefix_option(sub, flags->prefix);
+  add_tuned_file_options(sub, flags->tuned);
   sub->add_option("--data", flags->data, "JSONL dataset with reference summaries")->required();
   sub->add_option("--out", flags->out, "directory for predictions.jsonl and rouge.json (default: beside the checkpoint)");
   sub->add_option("--limit", flags->limit, "score only the first N documents");

@@ -21,7 +21,7 @@ std::shared_ptr<GenerationFlags> add_generation_flags(CLI::App* sub) {
   return f;
 }
 
-decode::GenerationOptions generation_for(const GenerationFlags& f, const train::LoadedModel& model) {
+decode::GenerationOptions generation_for(const GenerationFlags& f, const recipes::LoadedModel& model) {
   decode::GenerationOptions g = train::generation_options(model.run);
   const decode::GenerationOptions& v = f.values;
   if (f.beam->count()) g.beam_size = v.beam_size;

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "strata/decode/generation_options.h"
-#include "strata/train/model_dir.h"
+#include "strata/recipes/loaded_model.h"
 
 namespace strata::cli {
 
@@ -21,6 +21,6 @@ struct GenerationFlags {
 std::shared_ptr<GenerationFlags> add_generation_flags(CLI::App* sub);
 
 // The run's [decode] options with the flags given on the command line applied.
-decode::GenerationOptions generation_for(const GenerationFlags& flags, const train::LoadedModel& model);
+decode::GenerationOptions generation_for(const GenerationFlags& flags, const recipes::LoadedModel& model);
 
 }  // namespace strata::cli

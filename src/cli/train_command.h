@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "strata/models/model_config.h"
 
 namespace strata::cli {
 
@@ -16,6 +15,7 @@ struct TrainFlags {
   std::string config;
   std::string recipe;
   std::string base;
+  std::string adapter;  // adapter.name
   std::string out;
   std::optional<double> train_fraction;  // data.train_fraction
   std::vector<std::string> overrides;
@@ -27,8 +27,8 @@ struct TrainFlags {
 
 std::shared_ptr<TrainFlags> add_train_flags(CLI::App* sub);
 
-// Trains the run the flags describe; strata::Error when `required` is given and the config
-// asks for another architecture.
-void run_train(const TrainFlags& flags, std::optional<models::Architecture> required);
+// Trains the run the flags describe; strata::Error when `architecture` is not empty and the
+// config asks for another.
+void run_train(const TrainFlags& flags, const std::string& architecture);
 
 }  // namespace strata::cli

@@ -1,6 +1,8 @@
 #include "strata/core/config.h"
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -392,6 +394,24 @@ bool Config::operator==(const Config& other) const {
                     [](const auto& a, const auto& b) {
                       return a.first == b.first && a.second.value == b.second.value;
                     });
+}
+
+nlohmann::json json_setting(const std::string& value, const std::string& key) {
+  std::string text = value;
+  const std::size_t first = value.find_first_not_of(" \t\n");
+  if (first == std::string::npos) return nullptr;
+  if (value[first] != '{' && value[first] != '[') {
+    std::ifstream in(value);
+    if (!in) throw Error(key + ": '" + value + "' is neither inline JSON nor a readable file");
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    text = buffer.str();
+  }
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(key + ": malformed JSON: " + e.what());
+  }
 }
 
 }  // namespace strata

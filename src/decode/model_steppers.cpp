@@ -37,19 +37,19 @@ void Seq2SeqStepper::reorder(const at::Tensor& index) {
   rows_ = index.size(0);
 }
 
-CausalLmStepper::CausalLmStepper(models::CausalLm model, const at::Tensor& prompts, bool use_cache)
+CausalLmStepper::CausalLmStepper(std::shared_ptr<models::LanguageModel> model, const at::Tensor& prompts, bool use_cache)
     : model_(std::move(model)), use_cache_(use_cache), cache_(model_->new_cache()) {
   if (prompts.dim() != 2 || prompts.size(1) < 1) throw Error("causal LM decoding: prompts must be [B, T] with T >= 1");
   history_ = prompts.to(torch::kInt64).narrow(1, 0, prompts.size(1) - 1);
   pending_ = prompts.to(torch::kInt64).select(1, -1);
-  if (use_cache_ && history_.size(1) > 0) model_->forward(history_, &cache_);
+  if (use_cache_ && history_.size(1) > 0) model_->logits(history_, &cache_);
 }
 
 at::Tensor CausalLmStepper::step(const at::Tensor& tokens) {
   const at::Tensor column = (pending_.defined() ? pending_ : tokens.to(history_.device(), torch::kInt64)).view({-1, 1});
   pending_ = at::Tensor();
   history_ = torch::cat({history_, column}, 1);
-  const at::Tensor logits = use_cache_ ? model_->forward(column, &cache_) : model_->forward(history_);
+  const at::Tensor logits = use_cache_ ? model_->logits(column, &cache_) : model_->logits(history_);
   return torch::log_softmax(logits.select(1, -1), -1);
 }
 

@@ -8,12 +8,12 @@
 namespace strata::models {
 
 CausalLmImpl::CausalLmImpl(const ModelConfig& config) : config_(config) {
-  check_architecture(config, Architecture::CausalLm);
+  check_stacks(config, "causal_lm", {.decoder = true});
   embed_tokens = register_module("embed_tokens", torch::nn::Embedding(config.vocab_size, config.d_model));
   decoder = register_module("decoder", nn::TransformerDecoder(stack_options(config, Stack::Decoder),
                                                               embed_tokens, /*cross_attention=*/false));
   if (!config.tie_embeddings)
-    lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, config.vocab_size).bias(false)));
+    lm_head = register_module("lm_head", nn::AdaptableLinear(torch::nn::LinearOptions(config.d_model, config.vocab_size).bias(false)));
   init_weights(*this, config.pad_id);
 }
 

@@ -8,11 +8,11 @@
 namespace strata::models {
 
 EncoderModelImpl::EncoderModelImpl(const ModelConfig& config) : config_(config) {
-  check_architecture(config, Architecture::Encoder);
+  check_stacks(config, "encoder", {.encoder = true, .pals = true});
   if (config.num_labels <= 0) throw Error("model.num_labels: must be positive");
   embed_tokens = register_module("embed_tokens", torch::nn::Embedding(config.vocab_size, config.d_model));
   encoder = register_module("encoder", nn::TransformerEncoder(stack_options(config, Stack::Encoder), embed_tokens));
-  classifier = register_module("classifier", torch::nn::Linear(config.d_model, config.num_labels));
+  classifier = register_module("classifier", nn::AdaptableLinear(config.d_model, config.num_labels));
   init_weights(*this, config.pad_id);
 }
 

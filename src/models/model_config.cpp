@@ -1,11 +1,8 @@
 #include "strata/models/model_config.h"
 
-#include <fstream>
-#include <sstream>
 #include <type_traits>
 
-#include "strata/attn/patterns.h"
-#include "strata/models/prefix_design.h"
+#include "strata/models/prefix_settings.h"
 #include "strata/core/config.h"
 #include "strata/core/error.h"
 
@@ -55,13 +52,6 @@ void visit_fields(C& c, F&& f) {
   f("decoder_start_id", c.decoder_start_id, Origin::Tokenizer, "seq2seq: first decoder input");
 }
 
-Architecture parse_architecture(const std::string& name, const std::string& where) {
-  if (name == "seq2seq") return Architecture::Seq2Seq;
-  if (name == "causal_lm") return Architecture::CausalLm;
-  if (name == "encoder") return Architecture::Encoder;
-  throw Error(where + ": unknown architecture '" + name + "' (known: seq2seq, causal_lm, encoder)");
-}
-
 EncoderHead parse_head(const std::string& name, const std::string& where) {
   if (name == "token") return EncoderHead::Token;
   if (name == "marker") return EncoderHead::Marker;
@@ -76,25 +66,6 @@ void visit_specs(C& c, F&& f) {
   f("decoder_attention", c.decoder_attention, "decoder self-attention");
   f("cross_attention", c.cross_attention, "decoder cross-attention");
   f("pal_attention", c.pal_attention, "PAL attention");
-}
-
-// A run config's spec value: "" (plain), inline JSON, or the path of a JSON file.
-nlohmann::json spec_json(const std::string& value, const std::string& key) {
-  std::string text = value;
-  const std::size_t first = value.find_first_not_of(" \t\n");
-  if (first == std::string::npos) return nullptr;
-  if (value[first] != '{' && value[first] != '[') {
-    std::ifstream in(value);
-    if (!in) throw Error(key + ": '" + value + "' is neither inline JSON nor a readable file");
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    text = buffer.str();
-  }
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(key + ": malformed JSON: " + e.what());
-  }
 }
 
 std::vector<attn::LayerSpec> specs_from(const nlohmann::json& json, const std::string& key) {
@@ -115,59 +86,11 @@ attn::Relation relation_from(const nlohmann::json& json, const std::string& key)
   }
 }
 
-// model.inject_patterns (seed 003 §4.3): the spec that injects the listed patterns into
-// model.inject_heads heads of every layer of model.inject_into, or nothing when no pattern is
-// listed.
-void apply_injection(const Config& run, ModelConfig& config) {
-  const std::string list = run.get<std::string>("model.inject_patterns");
-  const std::int64_t patterned = run.get<std::int64_t>("model.inject_heads");
-  const std::string target = run.get<std::string>("model.inject_into");
-  if (target != "encoder" && target != "pal")
-    throw Error("model.inject_into: unknown target '" + target + "' (known: encoder, pal)");
-  if (list.find_first_not_of(" \t,") == std::string::npos) {
-    if (patterned != 0) throw Error("model.inject_heads: " + std::to_string(patterned) + " heads, but model.inject_patterns lists no pattern");
-    return;
-  }
-  attn::PatternSet known;
-  const nlohmann::json definitions = spec_json(run.get<std::string>("model.pattern_definitions"), "model.pattern_definitions");
-  if (!definitions.is_null()) known.define(definitions);
-  std::vector<attn::Pattern> patterns;
-  try {
-    patterns = known.parse_list(list);
-  } catch (const Error& e) {
-    throw Error(std::string("model.inject_patterns: ") + e.what());
-  }
-  const bool pal = target == "pal";
-  const std::int64_t heads = pal ? config.pal_heads : config.heads;
-  const std::int64_t k = patterned == 0 ? static_cast<std::int64_t>(patterns.size()) : patterned < 0 ? heads : patterned;
-  if (k > heads)
-    throw Error("model.inject_heads: " + std::to_string(k) + " patterned heads, but each " + (pal ? "PAL" : "layer") +
-                " has " + std::to_string(heads) + " heads");
-  std::vector<attn::LayerSpec>& specs = pal ? config.pal_attention : config.encoder_attention;
-  if (!specs.empty())
-    throw Error("model.inject_patterns: model." + std::string(pal ? "pal_attention" : "encoder_attention") +
-                " is set too; give one or the other");
-  try {
-    specs = {attn::inject_patterns(patterns, k, heads)};
-  } catch (const Error& e) {
-    throw Error(std::string("model.inject_patterns: ") + e.what());
-  }
-}
-
 }  // namespace
 
 attn::LayerSpec ModelConfig::spec_of(const std::vector<attn::LayerSpec>& specs, std::int64_t layer) {
   if (specs.empty()) return {};
   return specs.size() == 1 ? specs[0] : specs.at(static_cast<std::size_t>(layer));
-}
-
-std::string architecture_name(Architecture architecture) {
-  switch (architecture) {
-    case Architecture::Seq2Seq: return "seq2seq";
-    case Architecture::CausalLm: return "causal_lm";
-    case Architecture::Encoder: return "encoder";
-  }
-  return "?";
 }
 
 std::string encoder_head_name(EncoderHead head) {
@@ -190,8 +113,7 @@ void ModelConfig::check() const {
   positive("max_positions", max_positions);
   if (d_model % heads != 0)
     throw Error("model.heads: " + std::to_string(heads) + " does not divide model.d_model " + std::to_string(d_model));
-  if (architecture != Architecture::CausalLm) positive("encoder_layers", encoder_layers);
-  if (architecture != Architecture::Encoder) positive("decoder_layers", decoder_layers);
+  if (architecture.empty()) throw Error("model.architecture: empty (known: `strata train --help` lists them)");
   for (const auto& [field, p] : {std::pair{"dropout", dropout}, {"attention_dropout", attention_dropout},
                                  {"activation_dropout", activation_dropout}})
     if (p < 0 || p >= 1) throw Error(std::string("model.") + field + ": must be in [0, 1), got " + std::to_string(p));
@@ -209,7 +131,6 @@ void ModelConfig::check() const {
     positive("pal_heads", pal_heads);
     if (pal_size % pal_heads != 0)
       throw Error("model.pal_heads: " + std::to_string(pal_heads) + " does not divide model.pal_size " + std::to_string(pal_size));
-    if (architecture != Architecture::Encoder) throw Error("model.pal_size: PALs belong to encoder models");
   } else if (!pal_attention.empty()) {
     throw Error("model.pal_attention: set, but model.pal_size is 0 (no PAL)");
   }
@@ -222,8 +143,7 @@ void ModelConfig::check() const {
     if (!attn::is_tree_relation(decoder_hibrids.kind))
       throw Error("model.decoder_hibrids: needs a tree relation (hibrids or hibrids_selected), got " +
                   std::string(attn::relation_name(decoder_hibrids.kind)));
-    if (architecture != Architecture::Seq2Seq || decoder_layers < 2)
-      throw Error("model.decoder_hibrids: needs a seq2seq model with at least 2 decoder layers");
+    if (decoder_layers < 2) throw Error("model.decoder_hibrids: needs at least 2 decoder layers");
     attn::LayerSpec probe;
     probe.bias = decoder_hibrids;
     attn::validate(probe);
@@ -237,7 +157,7 @@ void ModelConfig::check() const {
 
 nlohmann::json ModelConfig::to_json() const {
   nlohmann::json json;
-  json["architecture"] = architecture_name(architecture);
+  json["architecture"] = architecture;
   json["head"] = encoder_head_name(head);
   visit_fields(*this, [&](const char* name, const auto& value, Origin, const char*) { json[name] = value; });
   visit_specs(*this, [&](const char* name, const std::vector<attn::LayerSpec>& specs, const char*) {
@@ -258,7 +178,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string
   };
   ModelConfig config;
   try {
-    config.architecture = parse_architecture(field("architecture").get<std::string>(), source);
+    config.architecture = field("architecture").get<std::string>();
     config.head = parse_head(field("head").get<std::string>(), source);
     visit_fields(config, [&](const char* name, auto& value, Origin, const char*) {
       // Fields added after config.json files already existed keep their defaults when absent.
@@ -282,8 +202,9 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string
 
 void ModelConfig::declare(ConfigSchema& schema) {
   const ModelConfig defaults;
-  schema.add("model.architecture", architecture_name(defaults.architecture),
-             "seq2seq (BART-like), causal_lm (GPT-2-like) or encoder (BERT-like)");
+  schema.add("model.architecture", defaults.architecture,
+             "a registered architecture: seq2seq (BART-like), causal_lm (GPT-2-like), encoder (BERT-like), ... "
+             "(`strata train --help` lists them)");
   schema.add("model.head", encoder_head_name(defaults.head), "encoder head: token, marker or sequence");
   visit_fields(defaults, [&](const char* name, const auto& value, Origin origin, const char* help) {
     if (origin != Origin::User) return;
@@ -294,15 +215,6 @@ void ModelConfig::declare(ConfigSchema& schema) {
                std::string("structured ") + what + " (docs/attention.md): \"\" for plain, a JSON spec " +
                    "(one for every layer, or an array with one per layer), or the path of a JSON file");
   });
-  schema.add("model.inject_patterns", std::string(),
-             "patterns injected into attention heads (seed 003 §4.3), comma-separated: matching_token, "
-             "intra_sentence, intra_context, previous_token, next_token, or names from model.pattern_definitions");
-  schema.add("model.inject_heads", std::int64_t(0),
-             "heads per layer that take a pattern (head h takes pattern h mod count); 0 = one head per pattern, -1 = every head");
-  schema.add("model.inject_into", std::string("encoder"), "where patterns go: encoder (its heads) or pal (the PAL heads)");
-  schema.add("model.pattern_definitions", std::string(),
-             "user-defined patterns composed by name: JSON {\"name\": \"intra_sentence & matching_token\"} or a JSON file");
-  declare_prefix_design(schema);
   schema.add("model.decoder_hibrids", std::string(),
              "HIBRIDS-DEC (seed 001 Eq. 3): \"\" for off, or a relation as JSON, e.g. "
              "{\"kind\": \"hibrids\", \"max_path\": 4, \"max_level\": 2}");
@@ -310,21 +222,42 @@ void ModelConfig::declare(ConfigSchema& schema) {
 
 ModelConfig ModelConfig::from_config(const Config& run) {
   ModelConfig config;
-  config.architecture = parse_architecture(run.get<std::string>("model.architecture"), "model.architecture");
+  config.architecture = run.get<std::string>("model.architecture");
   config.head = parse_head(run.get<std::string>("model.head"), "model.head");
   visit_fields(config, [&](const char* name, auto& value, Origin origin, const char*) {
     if (origin == Origin::User) value = run.get<std::decay_t<decltype(value)>>(std::string("model.") + name);
   });
   visit_specs(config, [&](const char* name, std::vector<attn::LayerSpec>& specs, const char*) {
     const std::string key = std::string("model.") + name;
-    specs = specs_from(spec_json(run.get<std::string>(key), key), key);
+    specs = specs_from(json_setting(run.get<std::string>(key), key), key);
   });
   config.decoder_hibrids =
-      relation_from(spec_json(run.get<std::string>("model.decoder_hibrids"), "model.decoder_hibrids"),
+      relation_from(json_setting(run.get<std::string>("model.decoder_hibrids"), "model.decoder_hibrids"),
                     "model.decoder_hibrids");
-  apply_injection(run, config);
-  apply_prefix_design(run, config);
   return config;
+}
+
+}  // namespace strata::models
+
+namespace strata::models {
+
+void check_stacks(const ModelConfig& config, const std::string& architecture, const Stacks& stacks) {
+  config.check();
+  if (config.architecture != architecture)
+    throw Error("model.architecture: a " + architecture + " model was asked for, the config says '" +
+                config.architecture + "'");
+  auto needs = [&](bool present, const char* field, std::int64_t layers) {
+    if (present && layers <= 0)
+      throw Error(std::string("model.") + field + ": must be positive, got " + std::to_string(layers));
+  };
+  needs(stacks.encoder, "encoder_layers", config.encoder_layers);
+  needs(stacks.decoder, "decoder_layers", config.decoder_layers);
+  if (config.pal_size > 0 && !stacks.pals)
+    throw Error("model.pal_size: PALs belong to encoder models, this model is a " + architecture);
+  if (config.prefix_length > 0 && !stacks.prefixes)
+    throw Error("model.prefix_length: prefix-tuning is built for seq2seq models, this model is a " + architecture);
+  if (config.decoder_hibrids.kind != attn::RelationKind::None && !stacks.cross_attention)
+    throw Error("model.decoder_hibrids: needs a seq2seq model (cross-attention), this model is a " + architecture);
 }
 
 }  // namespace strata::models

@@ -6,13 +6,6 @@
 
 namespace strata::models {
 
-void check_architecture(const ModelConfig& config, Architecture architecture) {
-  config.check();
-  if (config.architecture != architecture)
-    throw Error("model.architecture: a " + architecture_name(architecture) + " model was asked for, the config says '" +
-                architecture_name(config.architecture) + "'");
-}
-
 namespace {
 std::vector<attn::LayerSpec> per_layer(const std::vector<attn::LayerSpec>& specs, std::int64_t layers) {
   std::vector<attn::LayerSpec> out;

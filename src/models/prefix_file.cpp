@@ -2,11 +2,9 @@
 
 #include <torch/torch.h>
 
-#include <cstdio>
-
 #include "strata/core/error.h"
 #include "strata/core/safetensors.h"
-#include "strata/models/prefix_design.h"
+#include "strata/models/prefix_settings.h"
 #include "strata/nn/safetensors_torch.h"
 
 namespace strata::models {
@@ -20,34 +18,12 @@ std::vector<std::optional<nn::PrefixKv>>& family(nn::PrefixStates& states, std::
   return name == "encoder" ? states.encoder : name == "decoder" ? states.decoder : states.cross;
 }
 
-void fnv1a(std::uint64_t& hash, const void* data, std::size_t size) {
-  const auto* bytes = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < size; ++i) {
-    hash ^= bytes[i];
-    hash *= 1099511628211ULL;
-  }
-}
-
 // The fields a prefix must agree on with its base: another value means another backbone.
 constexpr const char* kBaseFields[] = {"architecture", "vocab_size", "d_model", "heads", "d_ff",
                                        "encoder_layers", "decoder_layers", "max_positions", "pre_norm",
                                        "tie_embeddings", "activation"};
 
 }  // namespace
-
-std::string backbone_fingerprint(torch::nn::Module& model) {
-  std::uint64_t hash = 14695981039346656037ULL;
-  for (const auto& item : model.named_parameters()) {
-    if (item.key().starts_with("prefix.")) continue;
-    fnv1a(hash, item.key().data(), item.key().size());
-    const at::Tensor t = item.value().detach().to(torch::kCPU, torch::kFloat32).contiguous();
-    for (const std::int64_t d : t.sizes()) fnv1a(hash, &d, sizeof d);
-    fnv1a(hash, t.data_ptr(), static_cast<std::size_t>(t.numel()) * sizeof(float));
-  }
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
-  return text;
-}
 
 void save_prefix_file(const std::filesystem::path& file, Seq2Seq& model) {
   torch::NoGradGuard no_grad;

@@ -4,7 +4,7 @@
 
 #include "strata/core/error.h"
 #include "strata/models/model_layers.h"
-#include "strata/models/prefix_design.h"
+#include "strata/models/prefix_settings.h"
 
 namespace strata::models {
 
@@ -38,13 +38,13 @@ void install(torch::nn::ModuleList& layers, const std::vector<std::optional<nn::
 }  // namespace
 
 Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config, bool prefix_mlp) : config_(config) {
-  check_architecture(config, Architecture::Seq2Seq);
+  check_stacks(config, "seq2seq", {.encoder = true, .decoder = true, .cross_attention = true, .prefixes = true});
   shared = register_module("shared", torch::nn::Embedding(config.vocab_size, config.d_model));
   encoder = register_module("encoder", nn::TransformerEncoder(stack_options(config, Stack::Encoder), shared));
   decoder = register_module(
       "decoder", nn::TransformerDecoder(stack_options(config, Stack::Decoder), shared, /*cross_attention=*/true));
   if (!config.tie_embeddings)
-    lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, config.vocab_size).bias(false)));
+    lm_head = register_module("lm_head", nn::AdaptableLinear(torch::nn::LinearOptions(config.d_model, config.vocab_size).bias(false)));
   if (config.prefix_length > 0 && prefix_mlp)
     prefix = register_module("prefix", nn::PrefixTuning(prefix_options(config)));
   init_weights(*this, config.pad_id);

@@ -15,10 +15,10 @@ MultiHeadAttentionImpl::MultiHeadAttentionImpl(const AttentionOptions& options)
     throw Error("attention: d_model " + std::to_string(options.d_model) +
                 " is not divisible by heads " + std::to_string(options.heads));
   const auto linear = torch::nn::LinearOptions(options.d_model, options.d_model);
-  q_proj = register_module("q_proj", torch::nn::Linear(linear));
-  k_proj = register_module("k_proj", torch::nn::Linear(linear));
-  v_proj = register_module("v_proj", torch::nn::Linear(linear));
-  out_proj = register_module("out_proj", torch::nn::Linear(linear));
+  q_proj = register_module("q_proj", AdaptableLinear(linear));
+  k_proj = register_module("k_proj", AdaptableLinear(linear));
+  v_proj = register_module("v_proj", AdaptableLinear(linear));
+  out_proj = register_module("out_proj", AdaptableLinear(linear));
   attn::validate(options.spec);
   if (const std::int64_t relations = attn::relation_count(options.spec.bias); relations > 0)
     relation_bias = register_parameter("relation_bias", torch::zeros({options.heads, relations}));
@@ -48,7 +48,8 @@ at::Tensor MultiHeadAttentionImpl::self_attention(const at::Tensor& x, const at:
   }
   if (cache && key_padding.defined())
     throw Error("attention: key padding with a key/value cache is not supported");
-  return attend(x, k, v, key_padding, causal, query_offset,
+  // The queries are the keys proper (a cache rules out padding): the key padding is theirs.
+  return attend(x, k, v, key_padding, key_padding, causal, query_offset,
                 extras.query_layout ? extras.query_layout : extras.layout, extras);
 }
 
@@ -70,11 +71,13 @@ at::Tensor MultiHeadAttentionImpl::cross_attention(const at::Tensor& x, const at
       cache->cross_v = v;
     }
   }
-  return attend(x, k, v, memory_padding, /*causal=*/false, 0, nullptr, extras);
+  // The decoder's own padding is not known here: every query counts in top_p key impact.
+  return attend(x, k, v, memory_padding, at::Tensor(), /*causal=*/false, 0, nullptr, extras);
 }
 
 at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at::Tensor v,
-                                          const at::Tensor& key_padding, bool causal,
+                                          const at::Tensor& key_padding,
+                                          const at::Tensor& query_padding, bool causal,
                                           std::int64_t query_offset,
                                           const attn::TokenLayout* query_layout,
                                           const AttentionExtras& extras) {
@@ -90,6 +93,7 @@ at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at:
   call.k = k;
   call.v = v;
   call.key_padding = key_padding;
+  call.query_padding = query_padding;
   call.causal = causal;
   call.query_offset = query_offset;
   call.dropout = options_.dropout;

@@ -28,7 +28,7 @@ void check_activation(const LayerOptions& options) {
 
 }  // namespace
 
-at::Tensor feed_forward(const at::Tensor& x, torch::nn::Linear& fc1, torch::nn::Linear& fc2,
+at::Tensor feed_forward(const at::Tensor& x, AdaptableLinear& fc1, AdaptableLinear& fc2,
                         const LayerOptions& options, bool training) {
   at::Tensor h = fc1(x);
   h = options.activation == "relu" ? torch::relu(h) : torch::gelu(h);
@@ -42,8 +42,8 @@ EncoderLayerImpl::EncoderLayerImpl(const LayerOptions& options) : options_(optio
   if (options.pal.size > 0)
     pal = register_module("pal", ProjectedAttentionLayer(options.attention, options.pal));
   self_attn_layer_norm = register_module("self_attn_layer_norm", layer_norm(d));
-  fc1 = register_module("fc1", torch::nn::Linear(d, options.d_ff));
-  fc2 = register_module("fc2", torch::nn::Linear(options.d_ff, d));
+  fc1 = register_module("fc1", AdaptableLinear(d, options.d_ff));
+  fc2 = register_module("fc2", AdaptableLinear(options.d_ff, d));
   final_layer_norm = register_module("final_layer_norm", layer_norm(d));
 }
 
@@ -71,8 +71,8 @@ DecoderLayerImpl::DecoderLayerImpl(const LayerOptions& options, bool cross_atten
     encoder_attn = register_module("encoder_attn", MultiHeadAttention(cross));
     encoder_attn_layer_norm = register_module("encoder_attn_layer_norm", layer_norm(d));
   }
-  fc1 = register_module("fc1", torch::nn::Linear(d, options.d_ff));
-  fc2 = register_module("fc2", torch::nn::Linear(options.d_ff, d));
+  fc1 = register_module("fc1", AdaptableLinear(d, options.d_ff));
+  fc2 = register_module("fc2", AdaptableLinear(options.d_ff, d));
   final_layer_norm = register_module("final_layer_norm", layer_norm(d));
 }
 

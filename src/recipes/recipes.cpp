@@ -3,7 +3,7 @@
 #include "strata/core/edit_distance.h"
 #include "strata/core/error.h"
 
-namespace strata {
+namespace strata::recipes {
 
 namespace {
 
@@ -23,6 +23,10 @@ std::vector<std::string> on_lvlsectok(std::vector<std::string> more) {
   more.insert(more.begin(), "data.section_tokens=lvlsectok");
   return more;
 }
+
+// The designs (recipes/designs.h) that recipes name.
+const char* kInjection = "pattern_injection";
+const char* kPrefixAttention = "prefix_attention";
 
 const char* kHibrids = R"({"kind": "hibrids", "max_path": 4, "max_level": 2})";
 const char* kSelected = R"({"kind": "hibrids_selected"})";
@@ -51,21 +55,21 @@ std::vector<Recipe> seed003_recipes() {
       {"extractive", "003 §4.1", "BERTSum-style extractive summariser: an encoder scores each sentence at its [SEP]",
        task(kExtractive)},
       {"extractive-patterns", "003 §4.3 Table 1", "extractive + the four patterns injected in 4 heads of every layer",
-       task(kExtractive, {inject(kSummaryPatterns)})},
+       task(kExtractive, {inject(kSummaryPatterns)}), {kInjection}},
       {"extractive-patterns-all", "003 §4.3 Table 1", "extractive + the four patterns in every head (each in two of 8)",
-       task(kExtractive, {inject(kSummaryPatterns), "model.inject_heads=-1"})},
+       task(kExtractive, {inject(kSummaryPatterns), "model.inject_heads=-1"}), {kInjection}},
       {"segmentation", "003 §4.1", "Cross-Segment BERT: classifies each candidate boundary from its left and right context",
        task(kSegmentation)},
       {"segmentation-patterns", "003 §4.3 Table 1", "segmentation + the four patterns (intra-context) in 4 heads",
-       task(kSegmentation, {inject(kContextPatterns)})},
+       task(kSegmentation, {inject(kContextPatterns)}), {kInjection}},
       {"segmentation-patterns-all", "003 §4.3 Table 1", "segmentation + the four patterns in every head",
-       task(kSegmentation, {inject(kContextPatterns), "model.inject_heads=-1"})},
+       task(kSegmentation, {inject(kContextPatterns), "model.inject_heads=-1"}), {kInjection}},
       {"pal", "003 §4.3.3", "extractive + a PAL (256 dims, 4 heads) beside every layer; only PALs and the head train "
        "(use with --base)",
        task(kExtractive, {"model.pal_size=256", "model.pal_heads=4", R"(train.train_only=["*.pal.*", "classifier.*"])"})},
       {"pal-patterns", "003 §4.3.3", "pal with the four patterns injected in the PAL heads",
        task(kExtractive, {"model.pal_size=256", "model.pal_heads=4", R"(train.train_only=["*.pal.*", "classifier.*"])",
-                          inject(kSummaryPatterns), "model.inject_into=pal"})},
+                          inject(kSummaryPatterns), "model.inject_into=pal"}), {kInjection}},
   };
   // Table 2's ablation: every combination of matching (m), intra-sentence (i) and positional
   // (p = previous and next token), one head per pattern.
@@ -75,7 +79,7 @@ std::vector<Recipe> seed003_recipes() {
       {"ip", "intra_sentence,previous_token,next_token"}};
   for (const auto& [tag, patterns] : combos)
     out.push_back({std::string("extractive-") + tag, "003 Table 2", std::string("extractive + only ") + patterns,
-                   task(kExtractive, {inject(patterns)})});
+                   task(kExtractive, {inject(patterns)}), {kInjection}});
   return out;
 }
 
@@ -96,8 +100,8 @@ std::vector<Recipe> seed000_recipes() {
       {"finetune", "000 Table 2", "every parameter of the base trains (the reference the prefix designs are measured against)",
        {}},
       {"finetune-truncsa", "000 Table 4", "finetune with TruncSA (top-p 0.95 over key impact) in every encoder layer",
-       {truncsa}},
-      {"finetune-softsa", "000 Table 4", "finetune with SoftSA (Gumbel-softmax, tau 1.0) in every encoder layer", {softsa}},
+       {truncsa}, {kPrefixAttention}},
+      {"finetune-softsa", "000 Table 4", "finetune with SoftSA (Gumbel-softmax, tau 1.0) in every encoder layer", {softsa}, {kPrefixAttention}},
       {"prefix", "000 §3", "prefix-tuning: 100 prefixes per layer for encoder, decoder and cross-attention; the base frozen",
        prefixed()},
       {"prefix-top", "000 Table 3", "prefix-tuning with prefixes only in the top layers (from model.hierarchy_split up)",
@@ -105,17 +109,17 @@ std::vector<Recipe> seed000_recipes() {
       {"prefix-low", "000 Table 3", "prefix-tuning with prefixes only in the lower layers (below model.hierarchy_split)",
        prefixed({"model.prefix_layers=low"})},
       {"uniblock", "000 §4.1 Table 2", "prefix + blocking in every layer: 3 input segments, 2 output segments, one prefix group each",
-       prefixed({blocks[0], blocks[1]})},
+       prefixed({blocks[0], blocks[1]}), {kPrefixAttention}},
       {"hierblock", "000 §4.1 Table 2", "uniblock in the lower layers, dense prefixes in the top layers",
-       prefixed({blocks[0], blocks[1], "model.prefix_blocking=lower"})},
+       prefixed({blocks[0], blocks[1], "model.prefix_blocking=lower"}), {kPrefixAttention}},
       {"truncsa", "000 §4.2 Table 4", "prefix + TruncSA (top-p 0.95 over key impact, Eq. 2) in every encoder layer",
-       prefixed({truncsa})},
+       prefixed({truncsa}), {kPrefixAttention}},
       {"softsa", "000 §4.2 Table 4", "prefix + SoftSA (Gumbel-softmax, tau 1.0, Eq. 3) in every encoder layer",
-       prefixed({softsa})},
-      {"htruncsa", "000 §4.2 Table 4", "prefix + TruncSA in the lower encoder layers, dense above", prefixed({truncsa, lower})},
-      {"hsoftsa", "000 §4.2 Table 4", "prefix + SoftSA in the lower encoder layers, dense above", prefixed({softsa, lower})},
+       prefixed({softsa}), {kPrefixAttention}},
+      {"htruncsa", "000 §4.2 Table 4", "prefix + TruncSA in the lower encoder layers, dense above", prefixed({truncsa, lower}), {kPrefixAttention}},
+      {"hsoftsa", "000 §4.2 Table 4", "prefix + SoftSA in the lower encoder layers, dense above", prefixed({softsa, lower}), {kPrefixAttention}},
       {"hierblock-softsa", "000 §4.2 Table 5", "hierblock + SoftSA in the lower encoder layers",
-       prefixed({blocks[0], blocks[1], "model.prefix_blocking=lower", softsa, lower})},
+       prefixed({blocks[0], blocks[1], "model.prefix_blocking=lower", softsa, lower}), {kPrefixAttention}},
   };
 }
 
@@ -152,7 +156,7 @@ std::vector<Recipe> make_recipes() {
 
 }  // namespace
 
-const std::vector<Recipe>& recipes() {
+const std::vector<Recipe>& all_recipes() {
   static const std::vector<Recipe> all = [] {
     std::vector<Recipe> out = make_recipes();
     for (Recipe& recipe : seed003_recipes()) out.push_back(std::move(recipe));
@@ -164,7 +168,7 @@ const std::vector<Recipe>& recipes() {
 
 const Recipe& find_recipe(std::string_view name) {
   std::vector<std::string> names;
-  for (const Recipe& recipe : recipes()) {
+  for (const Recipe& recipe : all_recipes()) {
     if (recipe.name == name) return recipe;
     names.push_back(recipe.name);
   }
@@ -174,4 +178,4 @@ const Recipe& find_recipe(std::string_view name) {
               " (`strata recipes list` names them)");
 }
 
-}  // namespace strata
+}  // namespace strata::recipes

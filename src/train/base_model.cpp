@@ -12,7 +12,6 @@
 #include "strata/core/files.h"
 #include "strata/nn/safetensors_torch.h"
 #include "strata/train/checkpoint.h"
-#include "strata/train/model_dir.h"
 
 namespace strata::train {
 namespace {
@@ -58,7 +57,7 @@ void check_same_shape(const Json& base, const models::ModelConfig& config, const
   };
   const Json& architecture = base_field("architecture");
   mismatch("architecture", architecture.is_string() ? architecture.get<std::string>() : architecture.dump(),
-           models::architecture_name(config.architecture));
+           config.architecture);
   const std::pair<const char*, std::int64_t> sizes[] = {
       {"d_model", config.d_model}, {"heads", config.heads}, {"vocab_size", config.vocab_size}};
   for (const auto& [name, value] : sizes) mismatch(name, base_field(name).dump(), std::to_string(value));

@@ -338,4 +338,12 @@ void prune_checkpoints(const fs::path& run_dir, std::int64_t keep_last) {
     if (!keep.contains(checkpoints[i].second.filename().string())) fs::remove_all(checkpoints[i].second);
 }
 
+fs::path resolve_checkpoint(const fs::path& path) {
+  if (fs::exists(path / "model.safetensors")) return path;
+  if (auto best = find_best_checkpoint(path)) return *best;
+  if (auto latest = find_latest_checkpoint(path)) return *latest;
+  throw Error(path.string() + ": not a model: expected a checkpoint directory (with model.safetensors) " +
+              "or a run directory (with checkpoints/latest)");
+}
+
 }  // namespace strata::train

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "strata/core/error.h"
+#include "strata/core/strings.h"
 
 namespace strata::train {
 namespace {
@@ -63,27 +64,6 @@ std::vector<std::string> freeze_where(torch::nn::Module& module, const std::vect
 
 }  // namespace
 
-bool glob_match(std::string_view pattern, std::string_view name) {
-  // Greedy with backtracking to the last '*': linear in practice, O(n·m) at worst.
-  std::size_t p = 0, n = 0;
-  std::size_t star = std::string_view::npos, resume = 0;
-  while (n < name.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
-      ++p;
-      ++n;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      resume = n;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      n = ++resume;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
 
 std::vector<std::string> freeze(torch::nn::Module& module, const std::vector<std::string>& patterns) {
   return freeze_where(module, patterns, /*keep_matches=*/false, "freeze");

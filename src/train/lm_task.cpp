@@ -16,15 +16,15 @@ std::vector<std::size_t> block_costs(const TokenBlocks& blocks) {
   return costs;
 }
 
-BatchLoss block_loss(models::CausalLm& model, const TokenBlocks& blocks, std::span<const std::size_t> rows,
+BatchLoss block_loss(models::LanguageModel& model, const TokenBlocks& blocks, std::span<const std::size_t> rows,
                      double label_smoothing) {
-  const models::LmBatch batch = models::collate_lm(blocks, rows, model->config().pad_id);
-  return {token_loss_sum(model->forward(batch.inputs), batch.labels, label_smoothing), batch.tokens, batch.tokens};
+  const models::LmBatch batch = models::collate_lm(blocks, rows, model.config().pad_id);
+  return {token_loss_sum(model.logits(batch.inputs), batch.labels, label_smoothing), batch.tokens, batch.tokens};
 }
 
 }  // namespace
 
-LmTask::LmTask(models::CausalLm model, TokenBlocks train, TokenBlocks valid)
+LmTask::LmTask(std::shared_ptr<models::LanguageModel> model, TokenBlocks train, TokenBlocks valid)
     : model_(std::move(model)),
       train_(std::move(train)),
       valid_(std::move(valid)),
@@ -36,12 +36,12 @@ const std::vector<std::size_t>& LmTask::costs(Split split) const {
 }
 
 BatchLoss LmTask::loss(Split split, std::span<const std::size_t> rows, double label_smoothing) {
-  return block_loss(model_, split == Split::Train ? train_ : valid_, rows, label_smoothing);
+  return block_loss(*model_, split == Split::Train ? train_ : valid_, rows, label_smoothing);
 }
 
-double lm_loss(models::CausalLm& model, const TokenBlocks& blocks, std::size_t max_tokens) {
-  const bool was_training = model->is_training();
-  model->eval();
+double lm_loss(models::LanguageModel& model, const TokenBlocks& blocks, std::size_t max_tokens) {
+  const bool was_training = model.is_training();
+  model.eval();
   torch::NoGradGuard no_grad;
   double total = 0;
   std::int64_t tokens = 0;
@@ -50,7 +50,7 @@ double lm_loss(models::CausalLm& model, const TokenBlocks& blocks, std::size_t m
     total += batch.loss_sum.item<double>();
     tokens += batch.labels;
   }
-  model->train(was_training);
+  model.train(was_training);
   return total / static_cast<double>(std::max<std::int64_t>(tokens, 1));
 }
 

@@ -112,7 +112,7 @@ TEST(TokenClasses, SpecialTokensAndPunctuationGetTheirBits) {
 // (masked, Eq. 5), plain softmax.
 models::EncoderModel patterned_encoder() {
   models::ModelConfig c;
-  c.architecture = models::Architecture::Encoder;
+  c.architecture = "encoder";
   c.head = models::EncoderHead::Token;
   c.vocab_size = 30;
   c.d_model = 12;

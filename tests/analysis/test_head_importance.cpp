@@ -37,7 +37,7 @@ class ToyTask : public train::TrainTask {
   }
   static models::ModelConfig config() {
     models::ModelConfig c;
-    c.architecture = models::Architecture::Encoder;
+    c.architecture = "encoder";
     c.head = models::EncoderHead::Token;
     c.num_labels = 3;
     c.vocab_size = 24;
@@ -91,7 +91,7 @@ class ToyTask : public train::TrainTask {
 void scale_head(nn::MultiHeadAttentionImpl& a, std::int64_t h, double factor) {
   torch::NoGradGuard no_grad;
   const std::int64_t dh = a.q_proj->weight.size(0) / a.heads();
-  for (torch::nn::Linear* linear : {&a.q_proj, &a.k_proj, &a.v_proj}) {
+  for (nn::AdaptableLinear* linear : {&a.q_proj, &a.k_proj, &a.v_proj}) {
     (*linear)->weight.narrow(0, h * dh, dh).mul_(factor);
     (*linear)->bias.narrow(0, h * dh, dh).mul_(factor);
   }

@@ -6,8 +6,8 @@
 #include <random>
 #include <vector>
 
-#include "../../src/attn/counter_random.h"
-#include "../../src/attn/kernels/fused_tiles.h"
+#include "strata/attn/counter_random.h"
+#include "attn/kernels/fused_tiles.h"
 
 namespace strata::attn::tiles {
 namespace {

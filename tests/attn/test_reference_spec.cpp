@@ -6,8 +6,8 @@
 #include <numeric>
 #include <random>
 
-#include "../../src/attn/counter_random.h"
-#include "../../src/attn/kernels/reference.h"
+#include "strata/attn/counter_random.h"
+#include "attn/kernels/reference.h"
 #include "strata/attn/pair_rules.h"
 #include "random_calls.h"
 #include "support/expect.h"

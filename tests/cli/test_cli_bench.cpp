@@ -50,6 +50,11 @@ TEST_F(CliBench, HibridsQuickReportsEveryCaseWithItsRatio) {
     EXPECT_GT(c["peak_rss_mb"].get<double>(), 0) << name;
   }
   EXPECT_DOUBLE_EQ(j["cases"]["base"]["ratio"].get<double>(), 1.0);
+  // The cases are seed 001's recipes with their band at --window.
+  EXPECT_EQ(j["cases"]["base"]["recipe"], "longformer");
+  EXPECT_EQ(j["cases"]["hibrids"]["recipe"], "hibrids-enc");
+  EXPECT_EQ(j["cases"]["hibrids_selected"]["recipe"], "hibrids-s-enc");
+  EXPECT_EQ(j["mask"], "window(256,256) | global(1)");
   EXPECT_FALSE(j["cases"]["base"].contains("target"));
   for (const char* name : {"hibrids", "hibrids_selected"}) {
     EXPECT_EQ(j["cases"][name]["target"]["op"], "<=") << name;

@@ -61,6 +61,10 @@ TEST_F(CliBenchPatterns, QuickReportsEveryCaseItsSparsityAndWhereTheTimeGoes) {
     EXPECT_TRUE(c["label"].is_string()) << name;
     EXPECT_TRUE(c["block_mask"]["groups"].is_array()) << name;
   }
+  EXPECT_EQ(j["cases"]["vanilla"]["recipe"], "extractive");
+  EXPECT_EQ(j["cases"]["patterns_4"]["recipe"], "extractive-patterns");
+  EXPECT_EQ(j["cases"]["patterns_n"]["recipe"], "extractive-patterns-all");
+  EXPECT_EQ(j["patterns"], "matching_token,intra_sentence,previous_token,next_token");
   EXPECT_EQ(j["cases"]["vanilla"]["patterned_heads"], 0);
   EXPECT_EQ(j["cases"]["patterns_4"]["patterned_heads"], 4);
   EXPECT_EQ(j["cases"]["patterns_n"]["patterned_heads"], 8);

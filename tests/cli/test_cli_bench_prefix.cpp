@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -89,6 +90,11 @@ TEST_F(CliBenchPrefix, TinyRunReportsEveryCaseAndWhatEachSees) {
   EXPECT_DOUBLE_EQ(j["hierblock_ratio"].get<double>(), cases["hierblock"]["ratio"].get<double>());
   EXPECT_DOUBLE_EQ(j["truncsa_ratio"].get<double>(), cases["truncsa"]["ratio"].get<double>());
   EXPECT_EQ(cases["no_prefix"]["prefix_len"], 0);
+  // Each case is a recipe, compiled as training compiles it.
+  const std::pair<const char*, const char*> recipes[] = {
+      {"no_prefix", "finetune"}, {"prefix_tune", "prefix"}, {"uniblock", "uniblock"}, {"hierblock", "hierblock"},
+      {"truncsa", "truncsa"},    {"softsa", "softsa"},      {"hierblock_softsa", "hierblock-softsa"}};
+  for (const auto& [name, recipe] : recipes) EXPECT_EQ(cases[name]["recipe"], recipe) << name;
   EXPECT_TRUE(cases["no_prefix"]["prefix_visible_fraction"].is_null());
 
   auto visible = [&](const char* name) { return cases[name]["visible_fraction"].get<double>(); };

@@ -3,11 +3,13 @@
 
 #include "strata/decode/generate.h"
 #include "strata/decode/model_steppers.h"
+#include "strata/models/causal_lm.h"
+#include "strata/models/seq2seq.h"
 
 namespace strata::decode {
 namespace {
 
-models::ModelConfig tiny(models::Architecture architecture) {
+models::ModelConfig tiny(const std::string& architecture) {
   models::ModelConfig c;
   c.architecture = architecture;
   c.vocab_size = 50;
@@ -38,7 +40,7 @@ GenerationOptions options(std::int64_t beam, bool sample) {
 // the cache) and sampling, on a batch of sources with padding.
 TEST(Seq2SeqStepper, CachedAndUncachedDecodingGiveIdenticalOutputs) {
   torch::manual_seed(1);
-  models::Seq2Seq model(tiny(models::Architecture::Seq2Seq));
+  models::Seq2Seq model(tiny("seq2seq"));
   model->eval();
   torch::NoGradGuard no_grad;
   const at::Tensor source = torch::randint(3, 50, {3, 9}, torch::kInt64);
@@ -56,17 +58,17 @@ TEST(Seq2SeqStepper, CachedAndUncachedDecodingGiveIdenticalOutputs) {
 
 TEST(CausalLmStepper, CachedAndUncachedDecodingGiveIdenticalOutputsAndContinueEachPrompt) {
   torch::manual_seed(2);
-  models::CausalLm model(tiny(models::Architecture::CausalLm));
+  models::CausalLm model(tiny("causal_lm"));
   model->eval();
   torch::NoGradGuard no_grad;
   const at::Tensor prompts = torch::randint(3, 50, {2, 5}, torch::kInt64);
   for (const std::int64_t beam : {1, 3}) {
-    CausalLmStepper cached(model, prompts, true);
-    CausalLmStepper uncached(model, prompts, false);
+    CausalLmStepper cached(model.ptr(), prompts, true);
+    CausalLmStepper uncached(model.ptr(), prompts, false);
     EXPECT_EQ(generate(cached, options(beam, false)), generate(uncached, options(beam, false))) << "beam " << beam;
   }
   // Greedy's first token continues each prompt: the argmax of the full-prompt logits.
-  CausalLmStepper stepper(model, prompts, true);
+  CausalLmStepper stepper(model.ptr(), prompts, true);
   const Sequences greedy = generate(stepper, options(1, false));
   const at::Tensor expected = model->forward(prompts).select(1, -1).argmax(-1);
   EXPECT_EQ(greedy[0][0], expected[0].item<std::int64_t>());

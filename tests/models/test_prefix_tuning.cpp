@@ -8,12 +8,11 @@
 
 #include <filesystem>
 
-#include "../../src/attn/counter_random.h"
+#include "strata/attn/counter_random.h"
 #include "strata/core/config.h"
-#include "strata/models/prefix_design.h"
+#include "strata/models/prefix_settings.h"
 #include "strata/models/prefix_file.h"
 #include "strata/models/seq2seq.h"
-#include "strata/train/run_config.h"
 #include "support/expect.h"
 
 namespace strata::models {
@@ -181,39 +180,6 @@ TEST(PrefixTuning, PrefixFilesLoadOntoTheirBaseOnly) {
   const std::string prefixed_base = error_of([&] { attach_prefix(tuned_config, "tuned", file, load_base); });
   EXPECT_NE(prefixed_base.find("already has prefixes"), std::string::npos) << prefixed_base;
   std::filesystem::remove_all(dir);
-}
-
-ModelConfig from_overrides(const std::vector<std::string>& overrides) {
-  Config config;
-  for (const char* o : {"model.prefix_length=6", "model.encoder_layers=4"}) config.apply_override(o);
-  for (const std::string& o : overrides) config.apply_override(o);
-  config.validate(train::run_schema());
-  ModelConfig m = ModelConfig::from_config(config);
-  m.vocab_size = 40;
-  m.check();
-  return m;
-}
-
-TEST(PrefixTuning, DesignKeysRejectWhatCannotWork) {
-  auto error = [](const std::vector<std::string>& overrides) { return error_of([&] { from_overrides(overrides); }); };
-  EXPECT_NE(error({"model.sparse_attention=softsa", "model.sparse_tau=0"}).find("model.sparse_tau"), std::string::npos);
-  EXPECT_NE(error({"model.sparse_attention=softsa", "model.sparse_tau=-1"}).find("> 0"), std::string::npos);
-  EXPECT_NE(error({"model.sparse_attention=truncsa", "model.sparse_p=0"}).find("model.sparse_p"), std::string::npos);
-  EXPECT_NE(error({"model.sparse_attention=truncsa", "model.sparse_p=1.5"}).find("(0, 1]"), std::string::npos);
-  EXPECT_NE(error({"model.sparse_attention=topk"}).find("known: none, truncsa, softsa"), std::string::npos);
-  EXPECT_NE(error({"model.prefix_encoder_blocks=7"}).find("at least as many prefixes"), std::string::npos);
-  EXPECT_NE(error({"model.prefix_length=0", "model.prefix_decoder_blocks=2"}).find("no prefixes"), std::string::npos);
-  EXPECT_NE(error({"model.prefix_layers=1,x"}).find("model.prefix_layers"), std::string::npos);
-  EXPECT_NE(error({"model.prefix_layers=\"4\""}).find("outside the stack's 4 layers"), std::string::npos);
-  EXPECT_NE(error({"model.prefix_blocking=middle"}).find("known: all, lower"), std::string::npos);
-  EXPECT_NE(error({"model.prefix_encoder_blocks=2", R"(model.encoder_attention={"heads": [{"mask": "causal"}]})"})
-                .find("give one or the other"),
-            std::string::npos);
-  EXPECT_NE(error({"model.prefix_layers=top", R"(model.encoder_attention={"heads": [{"mask": "prefix_block"}]})"})
-                .find("layer 0 blocks prefixes"),
-            std::string::npos);
-  // p = 1 keeps every key; blocks equal to the prefixes is the finest grouping: both fine.
-  EXPECT_EQ(error({"model.sparse_attention=truncsa", "model.sparse_p=1", "model.prefix_encoder_blocks=6"}), "(no error)");
 }
 
 // Blocking splits each item's real tokens evenly; a document shorter than the block count

@@ -21,7 +21,7 @@ using test_support::error_of;
 
 models::ModelConfig tiny_config() {
   models::ModelConfig config;
-  config.architecture = models::Architecture::Encoder;
+  config.architecture = "encoder";
   config.vocab_size = 20;
   config.d_model = 16;
   config.heads = 2;
@@ -142,7 +142,7 @@ TEST_F(BaseModelTest, TheBaseMustHaveTheSameArchitectureAndSizes) {
   EXPECT_NE(message.find("the base model has 2, the new model 4"), std::string::npos) << message;
 
   config = tiny_config();
-  config.architecture = models::Architecture::Seq2Seq;
+  config.architecture = "seq2seq";
   message = error_of([&] { load_base_weights(model, config, run_); });
   EXPECT_NE(message.find("model.architecture"), std::string::npos) << message;
   EXPECT_NE(message.find("encoder"), std::string::npos) << message;

@@ -22,7 +22,7 @@ using test_support::SepWordTokenizer;
 
 models::ModelConfig tiny_config(std::int64_t marker_id, bool intra_sentence_head = false) {
   models::ModelConfig c;
-  c.architecture = models::Architecture::Encoder;
+  c.architecture = "encoder";
   c.head = models::EncoderHead::Marker;
   c.num_labels = 2;
   c.vocab_size = 40;

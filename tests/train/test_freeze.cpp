@@ -2,6 +2,7 @@
 #include <torch/torch.h>
 
 #include "strata/core/error.h"
+#include "strata/core/strings.h"
 #include "strata/train/freeze.h"
 
 namespace strata::train {

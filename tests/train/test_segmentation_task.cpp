@@ -19,7 +19,7 @@ constexpr std::int32_t kCls = 1, kSep = 3;
 
 models::ModelConfig tiny_config() {
   models::ModelConfig c;
-  c.architecture = models::Architecture::Encoder;
+  c.architecture = "encoder";
   c.head = models::EncoderHead::Sequence;
   c.num_labels = 2;
   c.vocab_size = 30;

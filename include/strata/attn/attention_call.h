@@ -24,6 +24,11 @@ struct AttentionCall {
   // [B, Lk] bool, true for a real key, false for padding; undefined = no padding. Covers the
   // keys proper only: prefix slots are never padding.
   at::Tensor key_padding;
+  // [B or 1, Lq] bool, true for a real query, false for padding; undefined = every query is
+  // real. Padded queries still get outputs, but only TopP reads this: their weights do not
+  // count in the key impact, so a padded batch keeps the keys each example keeps alone. In
+  // self-attention without a cache the queries are the keys proper: this is key_padding.
+  at::Tensor query_padding;
   bool causal = false;
   // Position of query 0 among the keys proper: query i may see key j <= i + query_offset
   // when causal. 0 in training; the cache length when decoding incrementally.

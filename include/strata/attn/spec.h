@@ -152,7 +152,8 @@ enum class NormaliserKind {
   // the visible keys, impact[n] = sum over queries i of A[i][n], normalised to sum 1; keep the
   // fewest keys with the largest impact whose impact sums to at least p (ties: lower n
   // first); the output weights are A[i][n] * keep[n], not renormalised. keep is a constant
-  // for the gradient. Computed per (batch item, head) over the call's queries.
+  // for the gradient. Computed per (batch item, head) over the call's real queries: padded
+  // ones (AttentionCall::query_padding) do not vote.
   TopP,
 };
 

@@ -100,4 +100,8 @@ class Config {
   std::map<std::string, Entry, std::less<>> entries_;
 };
 
+// A setting whose value is JSON: "" (null), inline JSON (starting with { or [), or the path of
+// a JSON file. strata::Error naming `key` when the file cannot be read or the JSON is malformed.
+nlohmann::json json_setting(const std::string& value, const std::string& key);
+
 }  // namespace strata

@@ -23,4 +23,8 @@ std::vector<std::string_view> split_lines(std::string_view text);
 // `text` safe inside XML (SVG) text and attribute values: & < > " ' as entities.
 std::string xml_escape(std::string_view text);
 
+// Glob match over the whole name: '*' matches any run of characters (dots included), '?'
+// exactly one; every other character matches itself.
+bool glob_match(std::string_view pattern, std::string_view name);
+
 }  // namespace strata

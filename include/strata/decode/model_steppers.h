@@ -6,7 +6,9 @@
 #include <ATen/core/Tensor.h>
 
 #include "strata/decode/step_model.h"
-#include "strata/models/causal_lm.h"
+#include <memory>
+
+#include "strata/models/language_model.h"
 #include "strata/models/seq2seq.h"
 #include "strata/nn/kv_cache.h"
 
@@ -33,13 +35,13 @@ class Seq2SeqStepper : public StepModel {
 // token generate() passes, so the rows of a batch may end differently.
 class CausalLmStepper : public StepModel {
  public:
-  CausalLmStepper(models::CausalLm model, const at::Tensor& prompts, bool use_cache);
+  CausalLmStepper(std::shared_ptr<models::LanguageModel> model, const at::Tensor& prompts, bool use_cache);
   std::int64_t rows() const override { return history_.size(0); }
   at::Tensor step(const at::Tensor& tokens) override;
   void reorder(const at::Tensor& index) override;
 
  private:
-  models::CausalLm model_;
+  std::shared_ptr<models::LanguageModel> model_;
   bool use_cache_;
   nn::KvCache cache_;
   at::Tensor history_;  // [N, T] every token fed so far

@@ -6,25 +6,27 @@
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
 
+#include "strata/models/language_model.h"
 #include "strata/models/model_config.h"
 #include "strata/nn/kv_cache.h"
 #include "strata/nn/transformer_stack.h"
 
 namespace strata::models {
 
-class CausalLmImpl : public torch::nn::Module {
+class CausalLmImpl : public LanguageModel {
  public:
   explicit CausalLmImpl(const ModelConfig& config);
 
   // ids: [B, T] -> logits [B, T, V]. With a cache, ids are the new positions only.
   at::Tensor forward(const at::Tensor& ids, nn::KvCache* cache = nullptr);
 
-  nn::KvCache new_cache() const { return nn::KvCache(config_.decoder_layers); }
-  const ModelConfig& config() const { return config_; }
+  at::Tensor logits(const at::Tensor& ids, nn::KvCache* cache = nullptr) override { return forward(ids, cache); }
+  nn::KvCache new_cache() const override { return nn::KvCache(config_.decoder_layers); }
+  const ModelConfig& config() const override { return config_; }
 
   torch::nn::Embedding embed_tokens{nullptr};
   nn::TransformerDecoder decoder{nullptr};
-  torch::nn::Linear lm_head{nullptr};  // only when embeddings are not tied
+  nn::AdaptableLinear lm_head{nullptr};  // only when embeddings are not tied
 
  private:
   ModelConfig config_;

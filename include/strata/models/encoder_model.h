@@ -35,7 +35,7 @@ class EncoderModelImpl : public torch::nn::Module {
 
   torch::nn::Embedding embed_tokens{nullptr};
   nn::TransformerEncoder encoder{nullptr};
-  torch::nn::Linear classifier{nullptr};
+  nn::AdaptableLinear classifier{nullptr};
 
  private:
   ModelConfig config_;

@@ -1,7 +1,8 @@
 #pragma once
 // The size and shape of a model, from the [model] section of a run's config, saved as
-// config.json beside the weights. One struct serves the three architectures; fields an
-// architecture does not use are ignored by it (and say so in their help).
+// config.json beside the weights. One struct serves every architecture; fields an
+// architecture does not use are ignored by it (and say so in their help). Which architectures
+// exist, and what each checks of this struct, is the registry's business (recipes/architectures.h).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,12 +18,6 @@ class ConfigSchema;
 
 namespace strata::models {
 
-enum class Architecture {
-  Seq2Seq,    // "seq2seq": BART-like encoder-decoder
-  CausalLm,   // "causal_lm": GPT-2-like decoder only
-  Encoder,    // "encoder": BERT-like encoder with a classification head
-};
-
 // What an encoder's head classifies.
 enum class EncoderHead {
   Token,     // "token": one label per token
@@ -31,7 +26,9 @@ enum class EncoderHead {
 };
 
 struct ModelConfig {
-  Architecture architecture = Architecture::Seq2Seq;
+  // A name in the architecture registry: "seq2seq" (BART-like), "causal_lm" (GPT-2-like),
+  // "encoder" (BERT-like with a classification head), or one registered later.
+  std::string architecture = "seq2seq";
   std::int64_t vocab_size = 8000;
   std::int64_t d_model = 256;
   std::int64_t heads = 4;
@@ -94,8 +91,9 @@ struct ModelConfig {
 
   std::int64_t head_dim() const { return d_model / heads; }
 
-  // Checks sizes (d_model divisible by heads, positive counts, known names); strata::Error
-  // naming the field otherwise.
+  // Checks what holds for every architecture (d_model divisible by heads, positive sizes,
+  // known names, token ids inside the vocabulary); strata::Error naming the field otherwise.
+  // Each model checks what its own architecture needs on construction (check_stacks).
   void check() const;
 
   nlohmann::json to_json() const;
@@ -103,11 +101,24 @@ struct ModelConfig {
   static ModelConfig from_json(const nlohmann::json& json, const std::string& source);
   // Declares the model.* keys (defaults from ModelConfig{}) in a run's schema.
   static void declare(ConfigSchema& schema);
-  // Reads the model.* keys of a validated config.
+  // Reads the model.* keys of a validated config: sizes and explicit attention specs. The
+  // designs that compile into specs (recipes/designs.h) are applied on top by the caller.
   static ModelConfig from_config(const Config& config);
 };
 
-std::string architecture_name(Architecture architecture);
 std::string encoder_head_name(EncoderHead head);
+
+// Which stacks an architecture has, for the checks that depend on it.
+struct Stacks {
+  bool encoder = false;
+  bool decoder = false;
+  bool cross_attention = false;  // the decoder attends to the encoder's output
+  bool pals = false;             // projected attention layers beside encoder layers may be added
+  bool prefixes = false;         // prefix-tuning's prefixes (encoder, decoder and cross-attention)
+};
+// config.check(), then what `stacks` need: strata::Error unless config.architecture is
+// `architecture`, each present stack has layers, and no setting asks for a stack the
+// architecture lacks (PALs, prefixes, HIBRIDS-DEC without cross-attention).
+void check_stacks(const ModelConfig& config, const std::string& architecture, const Stacks& stacks);
 
 }  // namespace strata::models

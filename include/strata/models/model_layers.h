@@ -8,9 +8,6 @@
 
 namespace strata::models {
 
-// config.check(), then strata::Error unless the config is of `architecture`.
-void check_architecture(const ModelConfig& config, Architecture architecture);
-
 enum class Stack { Encoder, Decoder };
 
 // The options of the model's encoder or decoder stack, with its layers' attention specs.

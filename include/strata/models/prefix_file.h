@@ -8,13 +8,10 @@
 #include <functional>
 #include <string>
 
+#include "strata/models/backbone_fingerprint.h"
 #include "strata/models/seq2seq.h"
 
 namespace strata::models {
-
-// FNV-1a over the names, shapes and float32 bytes of every parameter not under "prefix.":
-// equal for a base model and for a model prefix-tuned on it with the backbone frozen.
-std::string backbone_fingerprint(torch::nn::Module& model);
 
 // Writes `model`'s prefix states (computed without gradient), its config and its backbone's
 // fingerprint, atomically. strata::Error for a model without prefixes.

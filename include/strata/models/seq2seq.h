@@ -59,7 +59,7 @@ class Seq2SeqImpl : public torch::nn::Module {
   torch::nn::Embedding shared{nullptr};
   nn::TransformerEncoder encoder{nullptr};
   nn::TransformerDecoder decoder{nullptr};
-  torch::nn::Linear lm_head{nullptr};  // only when embeddings are not tied
+  nn::AdaptableLinear lm_head{nullptr};  // only when embeddings are not tied
   nn::PrefixTuning prefix{nullptr};     // only with prefixes and their MLP
 
  private:

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "strata/attn/attention_call.h"
+#include "strata/nn/adaptable_linear.h"
 #include "strata/nn/kv_cache.h"
 
 namespace strata::nn {
@@ -78,13 +79,15 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
   void record_weights(bool on) { record_ = on; recorded_ = at::Tensor(); }
   const at::Tensor& recorded_weights() const { return recorded_; }
 
-  torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
+  AdaptableLinear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
   at::Tensor relation_bias;  // [H, relation_count(spec.bias)], undefined without a relation
 
  private:
   at::Tensor split_heads(const at::Tensor& x) const;  // [B, L, d] -> [B, H, L, Dh]
+  // query_padding: [B, Lq] true = real query, or undefined (attn::AttentionCall).
   at::Tensor attend(const at::Tensor& x, at::Tensor k, at::Tensor v, const at::Tensor& key_padding,
-                    bool causal, std::int64_t query_offset, const attn::TokenLayout* query_layout,
+                    const at::Tensor& query_padding, bool causal, std::int64_t query_offset,
+                    const attn::TokenLayout* query_layout,
                     const AttentionExtras& extras);
 
   AttentionOptions options_;

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "strata/nn/multi_head_attention.h"
+#include "strata/nn/zero_init_linear.h"
 
 namespace strata::nn {
 
@@ -20,17 +21,6 @@ struct PalOptions {
   std::int64_t heads = 4;
   attn::LayerSpec spec;   // the PAL heads' spec (plain by default)
 };
-
-// A linear map whose weight and bias start at zero. Not a torch::nn::Linear on purpose: the
-// models' init_weights re-draws every torch::nn::Linear, which would undo the zero start.
-class ZeroInitLinearImpl : public torch::nn::Module {
- public:
-  ZeroInitLinearImpl(std::int64_t in_features, std::int64_t out_features);
-  at::Tensor forward(const at::Tensor& x);
-
-  at::Tensor weight, bias;  // [out, in], [out]
-};
-TORCH_MODULE(ZeroInitLinear);
 
 class ProjectedAttentionLayerImpl : public torch::nn::Module {
  public:

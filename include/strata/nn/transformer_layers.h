@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "strata/nn/adaptable_linear.h"
 #include "strata/nn/kv_cache.h"
 #include "strata/nn/multi_head_attention.h"
 #include "strata/nn/projected_attention_layer.h"
@@ -30,7 +31,7 @@ struct LayerOptions {
 };
 
 // fc2(dropout(act(fc1(x)))), the position-wise feed-forward block.
-at::Tensor feed_forward(const at::Tensor& x, torch::nn::Linear& fc1, torch::nn::Linear& fc2,
+at::Tensor feed_forward(const at::Tensor& x, AdaptableLinear& fc1, AdaptableLinear& fc2,
                         const LayerOptions& options, bool training);
 
 // With a PAL (options.pal.size > 0) the self-attention block is seed 003 Eq. 7:
@@ -45,7 +46,7 @@ class EncoderLayerImpl : public torch::nn::Module {
   MultiHeadAttention self_attn{nullptr};
   ProjectedAttentionLayer pal{nullptr};  // null without a PAL
   torch::nn::LayerNorm self_attn_layer_norm{nullptr}, final_layer_norm{nullptr};
-  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+  AdaptableLinear fc1{nullptr}, fc2{nullptr};
 
  private:
   LayerOptions options_;
@@ -69,7 +70,7 @@ class DecoderLayerImpl : public torch::nn::Module {
   MultiHeadAttention self_attn{nullptr}, encoder_attn{nullptr};
   torch::nn::LayerNorm self_attn_layer_norm{nullptr}, encoder_attn_layer_norm{nullptr},
       final_layer_norm{nullptr};
-  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+  AdaptableLinear fc1{nullptr}, fc2{nullptr};
 
  private:
   LayerOptions options_;

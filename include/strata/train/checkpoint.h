@@ -97,6 +97,11 @@ void mark_best_checkpoint(const std::filesystem::path& run_dir, std::int64_t ste
 std::optional<std::filesystem::path> find_latest_checkpoint(const std::filesystem::path& run_dir);
 std::optional<std::filesystem::path> find_best_checkpoint(const std::filesystem::path& run_dir);
 
+// The checkpoint directory a --model argument stands for: `path` itself when it holds
+// model.safetensors, else a run directory's best checkpoint, else its latest; strata::Error
+// saying what was expected.
+std::filesystem::path resolve_checkpoint(const std::filesystem::path& path);
+
 // Removes all but the newest keep_last step-* checkpoints, never the ones that latest and
 // best name; keep_last 0 keeps everything. Call it after mark_latest_checkpoint.
 void prune_checkpoints(const std::filesystem::path& run_dir, std::int64_t keep_last);

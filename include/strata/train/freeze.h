@@ -11,9 +11,6 @@ class Module;
 
 namespace strata::train {
 
-// Glob match over the whole name: '*' matches any run of characters (dots included), '?'
-// exactly one; every other character matches itself.
-bool glob_match(std::string_view pattern, std::string_view name);
 
 // Sets requires_grad = false on every parameter whose name matches one of the patterns and
 // returns the matched names in module order. A pattern that matches no parameter is a

@@ -7,8 +7,8 @@
 // score computed once in the first:
 //   1. per query tile, the scores of its whole row of visible tiles are kept (O(q_tile × N)
 //      per thread), so the row's exact max, log-sum-exp and weights P come from them, then
-//      the column sums of P (the key impact, summed per chunk of query tiles in a fixed order)
-//      and the untruncated output P V;
+//      the column sums of P over the voting (real) queries (the key impact, summed per chunk
+//      of query tiles in a fixed order) and the untruncated output P V;
 //   2. the impact summed over the chunks, and the keys kept (select_keys);
 //   3. the output corrected by the keys on the smaller side: minus P V over the truncated
 //      keys that some query saw, or, when those are the majority, recomputed as P V over the
@@ -154,8 +154,10 @@ class Forward {
     for (std::size_t r = 0; r + 1 < m.row_begin.size(); ++r)
       entries = std::max(entries, m.row_begin[r + 1] - m.row_begin[r]);
 
-    // Step 1: weights, output before truncation, impact per chunk.
+    // Step 1: weights, output before truncation, impact per chunk. Padded queries do not
+    // vote; what they see is summed apart, so that step 3 still corrects their rows.
     std::vector<T> impact(static_cast<std::size_t>(pairs * chunks * p_.keys), T(0));
+    std::vector<T> unvoted(p_.votes ? impact.size() : 0, T(0));
     at::parallel_for(0, pairs * chunks, 1, [&](std::int64_t begin, std::int64_t end) {
       ScoreTile<T> tile(p_);
       TopPScratch scratch(p_, entries);
@@ -164,8 +166,9 @@ class Forward {
         const std::int64_t b = bh / p_.heads, h = bh % p_.heads;
         if (!is_top_p(h)) continue;
         T* sums = impact.data() + t * p_.keys;
+        T* unvoted_sums = p_.votes ? unvoted.data() + t * p_.keys : nullptr;
         for (std::int64_t qt = c * m.q_tiles / chunks; qt < (c + 1) * m.q_tiles / chunks; ++qt)
-          top_p_rows(tile, scratch, b, h, qt, sums);
+          top_p_rows(tile, scratch, b, h, qt, sums, unvoted_sums);
       }
     });
 
@@ -180,10 +183,17 @@ class Forward {
           tiles::add(total, 0, total + c * p_.keys, 0, 1, p_.keys);
         T* keep = keep_ + bh * p_.keys;
         select_keys(total, p_.head[bh % p_.heads].top_p, order, keep);
-        // Keys no query saw (impact 0) carry no weight either way.
+        // Keys no query saw carry no weight either way.
+        auto seen = [&](std::int64_t n) {
+          if (total[n] > 0) return true;
+          if (p_.votes == nullptr) return false;
+          for (std::int64_t c = 0; c < chunks; ++c)
+            if (unvoted[(bh * chunks + c) * p_.keys + n] > 0) return true;
+          return false;
+        };
         std::vector<std::int64_t> truncated, kept;
         for (std::int64_t n = 0; n < p_.keys; ++n)
-          if (total[n] > 0) (keep[n] == T(1) ? kept : truncated).push_back(n);
+          if (seen(n)) (keep[n] == T(1) ? kept : truncated).push_back(n);
         Correction& fix = corrections[static_cast<std::size_t>(bh)];
         fix.subtract = truncated.size() <= kept.size();
         fix.keys = fix.subtract ? std::move(truncated) : std::move(kept);
@@ -207,9 +217,10 @@ class Forward {
   }
 
   // Step 1 for one query tile: its row's scores kept, so max, log-sum-exp and P = exp(s -
-  // lse) come from one computation of each score.
+  // lse) come from one computation of each score. The column sums of P go to `sums` for the
+  // voting queries, to `unvoted_sums` for the others (null when every query votes).
   void top_p_rows(ScoreTile<T>& tile, TopPScratch& scratch, std::int64_t b, std::int64_t h,
-                  std::int64_t qt, T* sums) {
+                  std::int64_t qt, T* sums, T* unvoted_sums) {
     const BlockMask& m = p_.mask;
     const std::int64_t i0 = qt * m.q_tile, rows = p_.q_rows(qt), d = p_.dim, ld = tile.ld();
     const std::int64_t row = p_.mask_row(b, h, qt);
@@ -236,11 +247,16 @@ class Forward {
       inverse[r] = sees ? T(1) / sum[r] : T(0);
     }
     T* o = out_rows(b, h, i0);
+    const std::uint8_t* votes = p_.votes ? p_.votes + b * p_.lq + i0 : nullptr;
     for (std::int64_t e = 0; e < count; ++e) {
       T* s = scratch.scores.data() + e * stride;
       const std::int64_t n0 = n0_of(e), cols = cols_of(e);
       tiles::scale_rows(s, ld, rows, cols, inverse);
-      tiles::add_column_sums(s, ld, rows, cols, sums + n0);
+      if (votes == nullptr)
+        tiles::add_column_sums(s, ld, rows, cols, sums + n0);
+      else
+        for (std::int64_t r = 0; r < rows; ++r)
+          tiles::add_column_sums(s + r * ld, ld, 1, cols, (votes[r] ? sums : unvoted_sums) + n0);
       // Dropout thins the weights that meet V, not the impact.
       if (tile.weight_factors(b, h, i0, rows, n0, cols, nullptr))
         tiles::multiply(s, ld, tile.factors(), ld, rows, cols);

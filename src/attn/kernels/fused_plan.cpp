@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fused_tiles.h"
+#include "query_votes.h"
 #include "strata/core/error.h"
 
 namespace strata::attn {
@@ -83,6 +84,8 @@ FusedPlan::FusedPlan(PairRules rules_in, BlockMask mask_in, const AttentionCall&
     fh.top_p = hs.normaliser.p;
     any_top_p = any_top_p || (!fh.fixed() && fh.normaliser == NormaliserKind::TopP);
   }
+  votes_hold = query_votes(call);
+  if (votes_hold.defined()) votes = votes_hold.data_ptr<std::uint8_t>();
 }
 
 template <class T>

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "../counter_random.h"
+#include "strata/attn/counter_random.h"
 #include "strata/attn/pair_rules.h"
 #include "strata/attn/block_mask.h"
 #include "strata/attn/spec.h"
@@ -38,6 +38,10 @@ struct FusedPlan {
   double dropout = 0.0;       // active rate (0 unless training)
   std::uint64_t seed = 0;
   bool any_top_p = false;
+  // [B, Lq], 1 for a query whose weights count in top-p's key impact (query_votes.h); null
+  // when every query's do.
+  const std::uint8_t* votes = nullptr;
+  at::Tensor votes_hold;
 
   FusedPlan(PairRules rules, BlockMask mask, const AttentionCall& call);
 

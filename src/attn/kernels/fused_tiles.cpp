@@ -1,6 +1,6 @@
 #include "fused_tiles.h"
 
-#include "../counter_random.h"
+#include "strata/attn/counter_random.h"
 
 #include <cmath>
 #include <limits>

@@ -8,8 +8,9 @@
 #include <numeric>
 #include <vector>
 
-#include "../counter_random.h"
+#include "strata/attn/counter_random.h"
 #include "fused_tiles.h"
+#include "query_votes.h"
 #include "strata/attn/pair_rules.h"
 
 namespace strata::attn {
@@ -94,10 +95,13 @@ at::Tensor gumbel_noise(const PairRules& rules, std::uint64_t seed, std::int64_t
 }
 
 // Top-p keep mask [B, P + Lk] of one head from its weights a [B, Lq, P + Lk] (spec.h: TopP):
-// per batch item, the fewest keys of largest normalised impact sum_i a[i][n] whose impact
-// sums to at least p, ties to the lower n.
-at::Tensor top_p_keep(const at::Tensor& a, double p) {
-  const at::Tensor impact = a.detach().sum(1).to(torch::kCPU, torch::kDouble).contiguous();
+// per batch item, the fewest keys of largest normalised impact sum_i a[i][n] over the voting
+// queries i (votes [B, Lq], query_votes.h; undefined = all) whose impact sums to at least p,
+// ties to the lower n.
+at::Tensor top_p_keep(const at::Tensor& a, const at::Tensor& votes, double p) {
+  at::Tensor weights = a.detach();
+  if (votes.defined()) weights = weights * votes.to(a.device(), a.scalar_type()).unsqueeze(2);
+  const at::Tensor impact = weights.sum(1).to(torch::kCPU, torch::kDouble).contiguous();
   at::Tensor keep = torch::zeros(impact.sizes(), torch::kFloat);
   auto kept = keep.accessor<float, 2>();
   const std::int64_t keys = impact.size(1);
@@ -142,6 +146,7 @@ at::Tensor dense_visibility(const AttentionCall& call) {
 
 at::Tensor reference_attention(const AttentionCall& call, at::Tensor* weights) {
   const PairRules rules(call);  // checks the call against its spec
+  const at::Tensor votes = query_votes(call);
   const LayerSpec& spec = rules.spec();
   const double scale = 1.0 / std::sqrt(static_cast<double>(call.q.size(3)));
   at::Tensor scores = torch::matmul(call.q * scale, call.k.transpose(2, 3));
@@ -172,7 +177,7 @@ at::Tensor reference_attention(const AttentionCall& call, at::Tensor* weights) {
         }
         case NormaliserKind::TopP: {
           const at::Tensor a = masked_softmax(s, seen);
-          heads.push_back(a * top_p_keep(a, norm.p).unsqueeze(1));
+          heads.push_back(a * top_p_keep(a, votes, norm.p).unsqueeze(1));
           break;
         }
       }

@@ -92,6 +92,7 @@ at::Tensor attend_token_sorted(const AttentionCall& call) {
   sorted.k = reorder_rows(call.k.index_select(1, pick), order);
   sorted.v = reorder_rows(call.v.index_select(1, pick), order);
   if (call.key_padding.defined()) sorted.key_padding = call.key_padding.expand({batch, -1}).gather(1, order);
+  sorted.query_padding = reorder_field(call.query_padding, order);
   sorted.query_layout = &sorted_layout;
   sorted.key_layout = &sorted_layout;
   const at::Tensor back = std::get<1>(order.sort(1));  // the inverse permutation

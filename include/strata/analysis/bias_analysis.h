@@ -1,0 +1,24 @@
+#pragma once
+// `strata analyze biases`: the learned HIBRIDS bias tables of a trained seq2seq model drawn on
+// seed 001 Figure 5's example section tree (§7.1): per (query section, key section) the bias of
+// their relation, averaged over every head of every chosen layer that has a tree-relation table.
+#include <string>
+
+#include "strata/analysis/analysed_seq2seq.h"
+
+namespace strata::analysis {
+
+struct BiasAnalysisOptions {
+  std::string model;            // a run directory or checkpoint
+  std::string out;              // default MODEL/biases
+  std::string format = "both";  // svg (with values and labels), png (shading only) or both
+  std::string layers = "all";   // which tables: encoder, decoder or all
+};
+
+// Writes to OUT a figure per side (encoder, decoder; one per relation where a side's layers use
+// several) and biases.json with the raw values, each cell's relation and the mean tables, and
+// prints each figure's largest entries. `load` loads the model. strata::Error when the model
+// has no such table.
+void run_bias_analysis(const BiasAnalysisOptions& options, const Seq2SeqLoader& load);
+
+}  // namespace strata::analysis

@@ -1,0 +1,22 @@
+#pragma once
+// `strata bench attention`: what the fused attention kernel costs in wall-clock and memory,
+// against libtorch's composite attention and against itself on sparse specs, so that the
+// claim "a spec that hides 86 % of the pairs costs about 14 % of the dense work" is measured.
+// Cases: a) composite, b) fused dense, c) fused window hiding ~50 %, d) fused same_section,
+// e) c + a HIBRIDS bias, f) at::mm's sgemm (GFLOP/s).
+#include <cstdint>
+
+#include "strata/bench/run_options.h"
+
+namespace strata::bench {
+
+struct AttentionBenchOptions {
+  RunOptions run;           // rounds: 7, or 3 with --quick
+  std::int64_t length = 0;  // 0: 4096, or 1024 with --quick
+};
+
+// The parent's run, or with run.child set, that case's child (`strata bench attention`
+// re-executed). strata::Error for an unknown case.
+void run_attention_bench(AttentionBenchOptions options);
+
+}  // namespace strata::bench

@@ -1,0 +1,44 @@
+#pragma once
+// Every case of a benchmark runs in a child process of its own: the program re-executed with
+// `--child CASE --child-out FILE` after the words that name the benchmark, spawned before the
+// parent starts any thread pool, so that the child's ru_maxrss is that case's peak memory. The
+// child writes its result as JSON to FILE; the parent reads it back.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace strata::bench {
+
+// kB from a "Name:   1234 kB" line of /proc/self/status ("VmRSS", "VmHWM"); -1 if absent.
+long status_kb(const std::string& field);
+
+// The start of every child that times libtorch: `threads` threads, a fixed seed, and the
+// thread pools started by a first product, so that no case pays for them in its rounds.
+void prepare_child(int threads);
+
+// A child's memory marks, written into its result: VmRSS once its model and inputs are
+// built, VmHWM (the peak) once its timed rounds are done.
+class MemoryMarks {
+ public:
+  void inputs_built();
+  void rounds_done();
+  void add_to(nlohmann::ordered_json& result) const;  // "inputs_kb", "hwm_kb"
+
+ private:
+  long inputs_kb_ = -1, hwm_kb_ = -1;
+};
+
+struct CaseMeasurement {
+  nlohmann::ordered_json result;  // what the child wrote, its memory marks taken out
+  double maxrss_mb = 0;           // the child's ru_maxrss: the whole process, libtorch included
+  double hwm_mb = 0;              // VmHWM after the rounds (0 without memory marks)
+  double growth_mb = 0;           // that minus VmRSS once the inputs were built: what the steps added
+};
+
+// Runs `COMMAND... --child CASE --child-out TMP ARGS...` (this program, /proc/self/exe) and
+// waits for it. strata::Error naming the case when the child fails.
+CaseMeasurement run_case_in_child(const std::vector<std::string>& command, const std::string& case_name,
+                                  const std::vector<std::string>& args);
+
+}  // namespace strata::bench

@@ -1,0 +1,63 @@
+#pragma once
+// A trained model as the commands take it (--model DIR): a run directory (its best
+// checkpoint, else its latest) or one checkpoint directory, with the tokenizer saved in it.
+// Any registered architecture loads the same way: its build function, then the weights.
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "strata/core/config.h"
+#include "strata/models/causal_lm.h"
+#include "strata/models/encoder_model.h"
+#include "strata/models/model_config.h"
+#include "strata/models/seq2seq.h"
+#include "strata/text/tokenizer.h"
+#include "strata/train/task.h"
+
+namespace strata::recipes {
+
+struct LoadedModel {
+  std::filesystem::path checkpoint;
+  models::ModelConfig config;
+  Config run;  // the whole config of the run that trained it, validated (defaults filled in)
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::shared_ptr<torch::nn::Module> module;  // in eval mode
+};
+
+struct LoadOptions {
+  // The architecture the caller needs ("" = any): strata::Error naming both when the
+  // checkpoint holds another.
+  std::string architecture;
+  // An adapter file (models/adapter_file.h) to load onto the checkpoint's model, its base.
+  std::filesystem::path adapter;
+  // Fold LoRA into the weights for inference (nn::merge_lora); false keeps it apart.
+  bool merge_lora = true;
+};
+
+// The checkpoint's model, whatever its architecture, with the adapter it was trained with
+// (the run's adapter.* keys) and the one `options` adds.
+LoadedModel load_model(const std::filesystem::path& path, const LoadOptions& options = {});
+
+// Typed forms for the commands of one architecture. `prefix`, when given, is a tuned prefix
+// file (models/prefix_file.h) to load onto this base; info.config is then the prefixed
+// model's. `adapter`, when given, is an adapter file to load onto it.
+models::Seq2Seq load_seq2seq(const std::filesystem::path& path, LoadedModel& info,
+                             const std::filesystem::path& prefix = {}, const std::filesystem::path& adapter = {});
+models::CausalLm load_causal_lm(const std::filesystem::path& path, LoadedModel& info,
+                                const std::filesystem::path& adapter = {});
+// `task`, when not empty, is the data.task the encoder must have been trained for
+// ("extractive", "segmentation"); `command` names the command in that error.
+models::EncoderModel load_encoder(const std::filesystem::path& path, LoadedModel& info,
+                                  const std::string& task = "", const std::string& command = "",
+                                  const std::filesystem::path& adapter = {});
+
+// A trained model inside its training task, with `data` as the validation split: what the
+// analyses read (`strata analyze heads|patterns`).
+struct TrainedTask {
+  std::filesystem::path checkpoint;
+  std::unique_ptr<Tokenizer> tokenizer;  // the task reads it: declared first, destroyed last
+  std::unique_ptr<train::TrainTask> task;
+};
+TrainedTask load_trained_task(const std::filesystem::path& model, const std::filesystem::path& data, bool quiet);
+
+}  // namespace strata::recipes

@@ -1,0 +1,334 @@
+// Every case runs in a child process of its own (child_process.h): it builds its inputs, warms
+// up, times forward + backward rounds, sets aside rounds disturbed by other processes and
+// reports the median, plus its resident memory before the first step and its peak after the
+// last; the parent adds the child's ru_maxrss.
+#include "strata/bench/attention_suite.h"
+
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/randn.h>
+#include <ATen/ops/softmax.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "strata/attn/attention_call.h"
+#include "strata/attn/pair_rules.h"
+#include "strata/attn/spec.h"
+#include "strata/attn/token_layout.h"
+#include "strata/bench/child_process.h"
+#include "strata/bench/session.h"
+#include "strata/bench/table.h"
+#include "strata/bench/timing.h"
+#include "strata/core/error.h"
+#include "strata/core/files.h"
+#include "strata/doc/layout.h"
+
+namespace strata::bench {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr std::int64_t kHeads = 8;
+constexpr std::int64_t kHeadDim = 64;
+constexpr int kSections = 7;        // equal sections of the synthetic layout
+constexpr double kBusyCores = 0.3;  // other processes' CPU use above which a round is set aside
+constexpr const char* kFlopsAccounting =
+    "14 * L^2 * Dh * H flops a step: forward 4 (Q K^T and P V, 2 each), backward 10 "
+    "(recomputed Q K^T, dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q)";
+
+struct Case {
+  const char* id;  // a) .. f) of the printout
+  const char* name;
+  const char* label;
+};
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> list{
+      {"a", "composite", "libtorch composite, dense (matmul, softmax, matmul)"},
+      {"b", "fused_dense", "fused, dense (no spec)"},
+      {"c", "fused_window", "fused, window hiding ~50 %"},
+      {"d", "fused_same_section", "fused, same_section (7 sections)"},
+      {"e", "fused_hibrids", "fused, window + HIBRIDS bias"},
+      {"f", "sgemm", "at::mm, square sgemm"},
+  };
+  return list;
+}
+
+// ---- the child: one case ----------------------------------------------------------------
+
+// A document of `length` tokens in 7 equal sections of a two-level tree (1 with children 2
+// and 3, 4 with children 5 and 6, then 7), sentences of 24 tokens, paragraphs of 4
+// sentences, token ids in a fixed scattered order over 1000 values.
+Layout synthetic_layout(std::int64_t length) {
+  Layout layout;
+  layout.tree.parent = {-1, 0, 1, 1, 0, 4, 4, 0};
+  layout.tree.depth = {0, 1, 2, 2, 1, 2, 2, 1};
+  for (int s = 0; s < layout.tree.size(); ++s) layout.tree.heading.push_back(fmt::format("section {}", s));
+  for (std::int64_t i = 0; i < length; ++i) {
+    const auto p = static_cast<std::int32_t>(i);
+    layout.position.push_back(p);
+    layout.token.push_back(static_cast<std::int32_t>(4 + (i * 7919) % 1000));
+    layout.section.push_back(static_cast<std::int32_t>(1 + i * kSections / length));
+    layout.sentence.push_back(p / 24);
+    layout.paragraph.push_back(p / 96);
+    layout.segment.push_back(0);
+  }
+  return layout;
+}
+
+// The half-width w of window(w, w) closest to showing half of the L x L pairs:
+// (2w + 1) L - w (w + 1) = L^2 / 2 gives w ~ L (1 - 1/sqrt 2).
+std::int64_t half_window(std::int64_t length) {
+  return std::llround(static_cast<double>(length) * (1.0 - 1.0 / std::sqrt(2.0)));
+}
+
+// One case, ready to time: step() runs forward and backward of the output's sum.
+struct Workload {
+  std::function<void()> step;
+  std::string spec;  // what the kernel is asked, for the printout
+  // Exact hidden pairs / all pairs, averaged over heads; NaN (null in JSON) for sgemm.
+  double rho = 0;
+  double flops = 0;  // per step, by the accounting above (sgemm: 2 n^3)
+};
+
+// The inputs and the spec a fused case keeps alive while it is timed.
+struct FusedState {
+  at::Tensor q, k, v, table;
+  Layout layout;
+  attn::TokenLayout tokens;
+  attn::LayerSpec spec;
+  attn::AttentionCall call;
+};
+
+// The spec's printout (a line per head, then the bias) on one line.
+std::string one_line(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  for (std::size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at)) text.replace(at, 1, "; ");
+  return text;
+}
+
+// The pairs head h sees, by the engine's own per-pair rule, counted a tile of rows at a time
+// (no L x L buffer: the child's peak memory stays the kernel's).
+std::int64_t count_visible(const attn::PairRules& rules, std::int64_t h) {
+  constexpr std::int64_t kRows = 64;
+  const std::int64_t queries = rules.queries(), keys = rules.keys();
+  std::vector<std::uint8_t> tile(static_cast<std::size_t>(kRows * keys));
+  std::int64_t visible = 0;
+  for (std::int64_t i0 = 0; i0 < queries; i0 += kRows) {
+    const std::int64_t i1 = std::min(queries, i0 + kRows);
+    rules.visible_tile(0, h, i0, i1, 0, keys, tile.data(), keys);
+    visible += std::count_if(tile.begin(), tile.begin() + (i1 - i0) * keys, [](std::uint8_t v) { return v != 0; });
+  }
+  return visible;
+}
+
+double exact_sparsity(const attn::AttentionCall& call) {
+  if (!call.spec) return 0;
+  const attn::PairRules rules(call);
+  // One entry stands for every head.
+  const std::int64_t distinct = call.spec->heads.size() == 1 ? 1 : rules.heads();
+  const double pairs = static_cast<double>(rules.queries()) * static_cast<double>(rules.keys());
+  double hidden = 0;
+  for (std::int64_t h = 0; h < distinct; ++h) hidden += 1.0 - static_cast<double>(count_visible(rules, h)) / pairs;
+  return hidden / static_cast<double>(distinct);
+}
+
+void clear_grads(std::initializer_list<at::Tensor> tensors) {
+  for (const at::Tensor& t : tensors)
+    if (t.defined()) t.mutable_grad().reset();
+}
+
+at::Tensor random_heads(std::int64_t length) { return at::randn({1, kHeads, length, kHeadDim}).requires_grad_(true); }
+
+Workload composite_workload(std::int64_t length) {
+  const at::Tensor q = random_heads(length), k = random_heads(length), v = random_heads(length);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(kHeadDim));
+  Workload w;
+  w.spec = "softmax(Q K^T * scale) V, no mask; autograd keeps the weights (12 L^2 Dh H flops)";
+  w.flops = 12.0 * static_cast<double>(length * length * kHeadDim * kHeads);
+  w.step = [=] {
+    const at::Tensor scores = at::matmul(q, k.transpose(-2, -1)).mul(scale);
+    at::matmul(at::softmax(scores, -1), v).sum().backward();
+    clear_grads({q, k, v});
+  };
+  return w;
+}
+
+Workload fused_workload(const std::string& name, std::int64_t length) {
+  auto state = std::make_shared<FusedState>();
+  state->q = random_heads(length);
+  state->k = random_heads(length);
+  state->v = random_heads(length);
+  state->layout = synthetic_layout(length);
+  state->tokens = attn::batch_layouts({&state->layout});
+  attn::AttentionCall& call = state->call;
+  call.q = state->q;
+  call.k = state->k;
+  call.v = state->v;
+  call.training = true;
+  call.query_layout = &state->tokens;
+  call.key_layout = &state->tokens;
+  const std::int64_t w = half_window(length);
+  if (name == "fused_window" || name == "fused_hibrids") state->spec.heads[0].mask = attn::Mask::window(w, w);
+  if (name == "fused_same_section") state->spec.heads[0].mask = attn::Mask::of(attn::MaskKind::SameSection);
+  if (name == "fused_hibrids") {
+    state->spec.bias.kind = attn::RelationKind::Hibrids;
+    state->table = at::randn({kHeads, attn::relation_count(state->spec.bias)}).mul(0.1).requires_grad_(true);
+    call.bias_table = state->table;
+  }
+  if (name != "fused_dense") call.spec = &state->spec;
+
+  Workload work;
+  work.spec = call.spec ? one_line(attn::to_string(state->spec)) : "null spec (every pair)";
+  work.rho = exact_sparsity(call);
+  work.flops = 14.0 * static_cast<double>(length * length * kHeadDim * kHeads);
+  work.step = [state] {
+    attn::attend(state->call, attn::Kernel::Fused).sum().backward();
+    clear_grads({state->q, state->k, state->v, state->table});
+  };
+  return work;
+}
+
+Workload sgemm_workload(bool quick) {
+  const std::int64_t n = quick ? 1024 : 2048;
+  const at::Tensor a = at::randn({n, n}), b = at::randn({n, n});
+  Workload w;
+  w.spec = fmt::format("[{0} x {0}] x [{0} x {0}] fp32", n);
+  w.rho = std::nan("");
+  w.flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  w.step = [=] { (void)at::mm(a, b); };
+  return w;
+}
+
+void run_child(const AttentionBenchOptions& o) {
+  const std::string& name = o.run.child;
+  prepare_child(o.run.threads);
+  const Workload work = name == "composite" ? composite_workload(o.length)
+                        : name == "sgemm"   ? sgemm_workload(o.run.quick)
+                                            : fused_workload(name, o.length);
+  MemoryMarks marks;
+  marks.inputs_built();
+  for (int i = 0; i < (o.run.quick ? 1 : 2); ++i) work.step();  // warm-up
+  const TimedRounds rounds = time_rounds(work.step, o.run.rounds, kBusyCores);
+  marks.rounds_done();
+  Json result{{"spec", work.spec}, {"rho", work.rho}, {"flops_per_step", work.flops}};
+  result.update(rounds.to_json());
+  marks.add_to(result);
+  write_file_atomic(o.run.child_out, result.dump());
+}
+
+// ---- the parent: spawn, collect, compare ------------------------------------------------
+
+// A case's ratio to its peer (or f's GFLOP/s fraction), and the bound it should meet.
+struct Verdict {
+  double ratio = 0;
+  std::string of;  // what the ratio divides, e.g. "c/b"
+  Target target;   // op empty: no target
+};
+
+void run_parent(const AttentionBenchOptions& o) {
+  Session session("attention", {"strata", "bench", "attention"}, o.run, kBusyCores);
+  std::printf("attention: batch 1, %ld heads, head dim %ld, L = %ld, fp32, forward + backward of out.sum(), "
+              "%d threads, median of %d rounds%s\n",
+              long(kHeads), long(kHeadDim), long(o.length), o.run.threads, o.run.rounds,
+              o.run.quick ? " (--quick)" : "");
+  session.print_load();
+
+  std::vector<std::string> names;
+  for (const Case& c : cases()) names.push_back(c.name);
+  std::vector<std::string> args = o.run.child_args();
+  for (const std::string& word : {std::string("--length"), std::to_string(o.length)}) args.push_back(word);
+  session.measure(names, args);
+  const auto rho = [&](const char* name) { return session.result(name)["rho"].get<double>(); };
+
+  std::map<std::string, Verdict> verdicts;
+  verdicts["fused_dense"] = {session.ratio("composite", "fused_dense"), "a/b", {">=", 1.5}};
+  verdicts["fused_window"] = {session.ratio("fused_window", "fused_dense"), "c/b",
+                              {"<=", 1.25 * (1 - rho("fused_window"))}};
+  verdicts["fused_same_section"] = {session.ratio("fused_same_section", "fused_dense"), "d/b",
+                                    {"<=", 1.25 * (1 - rho("fused_same_section"))}};
+  verdicts["fused_hibrids"] = {session.ratio("fused_hibrids", "fused_window"), "e/c", {"<=", 1.3}};
+  const auto gflops = [&](const char* name) {
+    return session.result(name)["flops_per_step"].get<double>() / session.median_ms(name) * 1e-6;
+  };
+  const double sgemm_gflops = gflops("sgemm"), fused_gflops = gflops("fused_dense");
+  verdicts["sgemm"] = {fused_gflops / sgemm_gflops, "b/f GFLOP/s", {}};
+
+  std::printf("\n");
+  Table table({{"", -2}, {"case", -19}, {"ms", 10}, {"ratio", 7}, {"of", -11}, {"target", -9}, {"met", -4},
+               {"rho", 6}, {"peak MB", 8}, {"+MB", 8}});
+  Json cases_json = Json::object();
+  for (const Case& c : cases()) {
+    const CaseMeasurement& r = session[c.name];
+    Json entry = session.case_json(c.name, c.label);
+    std::vector<std::string> row{c.id, c.name, fixed(session.median_ms(c.name), 1), "-", "", "", ""};
+    if (const auto v = verdicts.find(c.name); v != verdicts.end()) {
+      const Verdict& verdict = v->second;
+      const bool judged = !verdict.target.op.empty();
+      row[3] = fixed(verdict.ratio, 3);
+      row[4] = verdict.of;
+      row[5] = judged ? fmt::format("{} {:.3f}", verdict.target.op, verdict.target.bound) : "-";
+      row[6] = judged ? (verdict.target.met(verdict.ratio) ? "yes" : "NO") : "";
+      entry["ratio"] = verdict.ratio;
+      entry["ratio_of"] = verdict.of;
+      if (judged) entry["target"] = verdict.target.to_json(verdict.ratio);
+    }
+    const Json& case_rho = r.result["rho"];
+    row.push_back(case_rho.is_number() ? fixed(case_rho.get<double>(), 3) : "-");
+    row.push_back(fixed(r.maxrss_mb, 0));
+    row.push_back(fixed(r.growth_mb, 0));
+    table.row(row);
+    session.check_noisy(c.id, r.result);
+    cases_json[c.name] = std::move(entry);
+  }
+  table.print();
+  std::printf("\n");
+  for (const Case& c : cases())
+    std::printf("%s) %s: %s\n", c.id, c.label, session.result(c.name)["spec"].get<std::string>().c_str());
+  std::printf("GFLOP/s: fused dense %.1f of sgemm %.1f = %.3f; %s\n", fused_gflops, sgemm_gflops,
+              fused_gflops / sgemm_gflops, kFlopsAccounting);
+  std::printf("peak MB: the case's whole process (ru_maxrss); +MB: what its steps added over its inputs "
+              "(VmHWM - VmRSS)\n");
+  session.print_noisy();
+  std::printf("attention: fused dense %.2fx libtorch composite (peak %.0f MB vs %.0f MB)\n",
+              verdicts["fused_dense"].ratio, session["fused_dense"].maxrss_mb, session["composite"].maxrss_mb);
+
+  session.write_json(
+      {{"batch", 1},
+       {"heads", kHeads},
+       {"head_dim", kHeadDim},
+       {"length", o.length},
+       {"dtype", "float32"},
+       {"step", "forward + backward of out.sum(), gradients for q, k, v (and the bias table)"}},
+      {{"flops_accounting", kFlopsAccounting},
+       {"fused_dense_gflops", fused_gflops},
+       {"sgemm_gflops", sgemm_gflops},
+       {"memory_method",
+        "each case in a child process: peak_rss_mb = its ru_maxrss; rss_growth_mb = VmHWM after the rounds "
+        "minus VmRSS once the inputs were built"}},
+      std::move(cases_json));
+}
+
+}  // namespace
+
+void run_attention_bench(AttentionBenchOptions o) {
+  o.run.resolve(7, 3);
+  if (o.length == 0) o.length = o.run.quick ? 1024 : 4096;
+  if (!o.run.is_child()) return run_parent(o);
+  if (std::none_of(cases().begin(), cases().end(), [&](const Case& c) { return o.run.child == c.name; }))
+    throw Error(fmt::format("bench attention: unknown case '{}'", o.run.child));
+  run_child(o);
+}
+
+}  // namespace strata::bench

@@ -1,0 +1,48 @@
+// causal_lm: the GPT-2-like decoder-only language model, trained on blocks of text.
+#include <torch/torch.h>
+
+#include "builtin_architectures.h"
+#include "strata/data/lm_examples.h"
+#include "strata/decode/model_steppers.h"
+#include "strata/models/causal_lm.h"
+#include "strata/train/lm_task.h"
+
+namespace strata::recipes {
+
+namespace {
+
+// Any language model trains and decodes this way, whichever architecture built it.
+std::shared_ptr<models::LanguageModel> language_model(const std::shared_ptr<torch::nn::Module>& module) {
+  auto lm = std::dynamic_pointer_cast<models::LanguageModel>(module);
+  if (!lm) throw_wrong_model("language model (models::LanguageModel)");
+  return lm;
+}
+
+std::unique_ptr<train::TrainTask> make_lm_task(std::shared_ptr<torch::nn::Module> module, const TaskInputs& in) {
+  reject_denoising(in, "causal_lm");
+  const train::DataOptions options = train::data_options(in.run);
+  auto load = [&](const std::filesystem::path& path) {
+    return path.empty() ? train::TokenBlocks{} : load_lm_chunks({path}, in.tokenizer, options.block_size, !in.quiet);
+  };
+  train::TokenBlocks train_set = keep_fraction(load(in.train), options), valid_set = load(in.valid);
+  std::printf("data: %zu training and %zu validation blocks of %zu tokens\n", train_set.size(), valid_set.size(),
+              options.block_size);
+  return std::make_unique<train::LmTask>(language_model(module), std::move(train_set),
+                                         std::move(valid_set));
+}
+
+}  // namespace
+
+Architecture causal_lm_architecture() {
+  return {"causal_lm", "GPT-2-like decoder-only language model",
+          [](const models::ModelConfig& config) -> std::shared_ptr<torch::nn::Module> {
+            return models::CausalLm(config).ptr();
+          },
+          make_lm_task,
+          [](std::shared_ptr<torch::nn::Module> module, const DecodeInputs& in) -> std::unique_ptr<decode::StepModel> {
+            return std::make_unique<decode::CausalLmStepper>(language_model(module), in.ids,
+                                                             in.use_cache);
+          }};
+}
+
+}  // namespace strata::recipes

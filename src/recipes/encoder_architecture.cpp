@@ -1,0 +1,96 @@
+// encoder: the BERT-like encoder with a classification head, for extractive summarisation
+// (marker head) and topic segmentation (sequence head), seed 003.
+#include <torch/torch.h>
+
+#include <algorithm>
+
+#include "builtin_architectures.h"
+#include "strata/attn/patterns.h"
+#include "strata/attn/token_layout.h"
+#include "strata/core/error.h"
+#include "strata/data/extractive_examples.h"
+#include "strata/data/segmentation_examples.h"
+#include "strata/models/encoder_model.h"
+#include "strata/train/extractive_task.h"
+#include "strata/train/segmentation_task.h"
+
+namespace strata::recipes {
+
+namespace {
+
+// Sparsity ρ = 1 - |M| / N² (seed 003 §4.3.2) of the encoder's self-attention, averaged over
+// layers, heads and up to 200 examples. Printed only when some layer is structured.
+template <class Example>
+void report_sparsity(const models::ModelConfig& m, const std::vector<Example>& examples) {
+  if (m.encoder_attention.empty() || examples.empty()) return;
+  double total = 0;
+  std::size_t count = 0;
+  for (std::size_t e = 0; e < examples.size() && e < 200; ++e) {
+    const Layout& layout = examples[e].layout;
+    const attn::TokenLayout batch = attn::batch_layouts({&layout});
+    for (std::int64_t layer = 0; layer < m.encoder_layers; ++layer)
+      total += attn::attention_sparsity(models::ModelConfig::spec_of(m.encoder_attention, layer), m.heads, batch,
+                                        static_cast<std::int64_t>(layout.size()));
+    count += static_cast<std::size_t>(m.encoder_layers);
+  }
+  std::printf("sparsity: rho = %.3f (1 - |M|/N^2 of the encoder's self-attention, mean over layers, heads and "
+              "%zu examples)\n", total / static_cast<double>(count), std::min<std::size_t>(examples.size(), 200));
+}
+
+std::unique_ptr<train::TrainTask> make_encoder_task(std::shared_ptr<torch::nn::Module> module, const TaskInputs& in) {
+  reject_denoising(in, "encoder");
+  const Config& config = in.run;
+  const models::ModelConfig& m = in.model;
+  const Tokenizer& tokenizer = in.tokenizer;
+  const models::EncoderModel model = model_as<models::EncoderModel>(module, "encoder");
+  const std::string task = config.get<std::string>("data.task");
+  const train::DataOptions options = train::data_options(config);
+  if (task == "extractive") {
+    if (m.head != models::EncoderHead::Marker) throw Error("model.head: extractive models need the marker head");
+    ExtractiveOptions extract;
+    extract.max_tokens = options.truncation.max_source_tokens;
+    extract.oracle_sentences = static_cast<std::size_t>(config.get<std::int64_t>("extract.oracle_sentences"));
+    auto load = [&](const std::filesystem::path& path) {
+      return path.empty() ? std::vector<ExtractiveExample>{}
+                          : load_extractive_examples(path, tokenizer, extract, !in.quiet, nullptr);
+    };
+    std::vector<ExtractiveExample> train_set = keep_fraction(load(in.train), options), valid_set = load(in.valid);
+    std::printf("data: %zu training and %zu validation documents (extractive)\n", train_set.size(), valid_set.size());
+    report_sparsity(m, train_set.empty() ? valid_set : train_set);
+    train::ExtractiveSelection selection;
+    selection.top_k = static_cast<std::size_t>(config.get<std::int64_t>("extract.top_k"));
+    selection.trigram_blocking = config.get<bool>("extract.trigram_blocking");
+    return std::make_unique<train::ExtractiveTask>(model, tokenizer, std::move(train_set),
+                                                   std::move(valid_set), selection);
+  }
+  if (task == "segmentation") {
+    if (m.head != models::EncoderHead::Sequence) throw Error("model.head: segmentation models need the sequence head");
+    SegmentationOptions segment;
+    segment.context_tokens = static_cast<std::size_t>(config.get<std::int64_t>("segment.context_tokens"));
+    segment.max_candidates_per_document = static_cast<std::size_t>(config.get<std::int64_t>("segment.max_candidates"));
+    auto load = [&](const std::filesystem::path& path) {
+      return path.empty() ? std::vector<SegmentationExample>{}
+                          : load_segmentation_examples(path, tokenizer, segment, !in.quiet, nullptr);
+    };
+    std::vector<SegmentationExample> train_set = keep_fraction(load(in.train), options),
+                                     valid_set = load(in.valid);
+    std::printf("data: %zu training and %zu validation candidate boundaries (segmentation)\n", train_set.size(),
+                valid_set.size());
+    report_sparsity(m, train_set.empty() ? valid_set : train_set);
+    return std::make_unique<train::SegmentationTask>(model, std::move(train_set),
+                                                     std::move(valid_set));
+  }
+  throw Error("data.task: encoder models learn 'extractive' or 'segmentation', got '" + task + "'");
+}
+
+}  // namespace
+
+Architecture encoder_architecture() {
+  return {"encoder", "BERT-like encoder with a classification head: extractive summarisation, topic segmentation",
+          [](const models::ModelConfig& config) -> std::shared_ptr<torch::nn::Module> {
+            return models::EncoderModel(config).ptr();
+          },
+          make_encoder_task, nullptr};
+}
+
+}  // namespace strata::recipes

@@ -1,0 +1,105 @@
+#include "strata/recipes/loaded_model.h"
+
+#include <torch/torch.h>
+
+#include "strata/core/error.h"
+#include "strata/models/adapter_file.h"
+#include "strata/models/prefix_file.h"
+#include "strata/nn/adapters.h"
+#include "strata/recipes/adapters.h"
+#include "strata/recipes/architectures.h"
+#include "strata/recipes/designs.h"
+#include "strata/train/checkpoint.h"
+
+namespace strata::recipes {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Everything but the weights: the checkpoint, its configs (validated) and its tokenizer.
+train::Checkpoint read_checkpoint(const fs::path& path, const std::string& architecture, LoadedModel& info) {
+  info.checkpoint = train::resolve_checkpoint(path);
+  train::Checkpoint checkpoint = train::load_checkpoint(info.checkpoint);
+  const std::string config_file = (info.checkpoint / "config.json").string();
+  info.config = models::ModelConfig::from_json(checkpoint.model_config, config_file);
+  if (!architecture.empty() && info.config.architecture != architecture)
+    throw Error(config_file + ": the model is a " + info.config.architecture + ", this command needs a " + architecture);
+  info.run = Config::from_json(checkpoint.run_config, config_file);
+  info.run.validate(run_schema());
+  if (!checkpoint.tokenizer_dir) throw Error(info.checkpoint.string() + ": no tokenizer/ in the checkpoint");
+  info.tokenizer = load_tokenizer(*checkpoint.tokenizer_dir);
+  return checkpoint;
+}
+
+std::string weights_file(const LoadedModel& info) { return (info.checkpoint / "model.safetensors").string(); }
+
+bool has_unmerged_lora(const torch::nn::Module& model) {
+  for (const auto& [name, linear] : nn::adaptable_linears(model))
+    if (linear->has_lora() && !linear->lora_merged()) return true;
+  return false;
+}
+
+// The run's own adapter before its weights (the checkpoint holds the adapter's tensors), then
+// the weights, an adapter file on top, LoRA merged for inference, eval mode.
+void load_into(torch::nn::Module& model, const train::Checkpoint& checkpoint, const LoadedModel& info,
+               const LoadOptions& options) {
+  apply_adapter(info.run, model);
+  train::load_weights_into(model, checkpoint.weights, weights_file(info));
+  if (!options.adapter.empty()) models::load_adapter_file(options.adapter, model);
+  if (options.merge_lora && has_unmerged_lora(model)) nn::merge_lora(model);
+  model.eval();
+}
+
+}  // namespace
+
+LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
+  LoadedModel info;
+  const train::Checkpoint checkpoint = read_checkpoint(path, options.architecture, info);
+  info.module = build_model(info.config);
+  load_into(*info.module, checkpoint, info, options);
+  return info;
+}
+
+models::Seq2Seq load_seq2seq(const fs::path& path, LoadedModel& info, const fs::path& prefix, const fs::path& adapter) {
+  if (prefix.empty()) {
+    info = load_model(path, {"seq2seq", adapter});
+    return model_as<models::Seq2Seq>(info.module, "seq2seq");
+  }
+  const LoadOptions options{"seq2seq", adapter};
+  const train::Checkpoint checkpoint = read_checkpoint(path, options.architecture, info);
+  models::Seq2Seq model = models::attach_prefix(info.config, info.checkpoint, prefix, [&](models::Seq2Seq& m) {
+    load_into(*m, checkpoint, info, options);
+  });
+  info.config = model->config();
+  info.module = model.ptr();
+  model->eval();
+  return model;
+}
+
+models::CausalLm load_causal_lm(const fs::path& path, LoadedModel& info, const fs::path& adapter) {
+  info = load_model(path, {"causal_lm", adapter});
+  return model_as<models::CausalLm>(info.module, "causal_lm");
+}
+
+models::EncoderModel load_encoder(const fs::path& path, LoadedModel& info, const std::string& task,
+                                  const std::string& command, const fs::path& adapter) {
+  info = load_model(path, {"encoder", adapter});
+  const std::string trained = info.run.get<std::string>("data.task");
+  if (!task.empty() && trained != task)
+    throw Error((info.checkpoint / "config.json").string() + ": the encoder was trained for data.task '" + trained +
+                "'; " + command + " needs one trained with data.task = " + task);
+  return model_as<models::EncoderModel>(info.module, "encoder");
+}
+
+TrainedTask load_trained_task(const fs::path& model, const fs::path& data, bool quiet) {
+  LoadedModel info = load_model(model, {.merge_lora = false});
+  TrainedTask out;
+  out.checkpoint = info.checkpoint;
+  out.tokenizer = std::move(info.tokenizer);
+  out.task = find_architecture(info.config.architecture)
+                 .make_task(info.module, {info.run, info.config, *out.tokenizer, "", data, quiet});
+  return out;
+}
+
+}  // namespace strata::recipes

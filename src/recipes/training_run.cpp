@@ -1,0 +1,145 @@
+#include "strata/recipes/training_run.h"
+
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strata/core/error.h"
+#include "strata/core/files.h"
+#include "strata/models/adapter_file.h"
+#include "strata/models/backbone_fingerprint.h"
+#include "strata/models/prefix_file.h"
+#include "strata/nn/adapters.h"
+#include "strata/recipes/adapters.h"
+#include "strata/recipes/architectures.h"
+#include "strata/recipes/designs.h"
+#include "strata/recipes/loaded_model.h"
+#include "strata/text/tokenizer.h"
+#include "strata/train/base_model.h"
+#include "strata/train/freeze.h"
+#include "strata/train/run_config.h"
+
+namespace strata::recipes {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The model config of the run, with the token ids the model needs from the tokenizer that
+// feeds it.
+models::ModelConfig model_config_for(const Config& config, const Tokenizer& tokenizer, const std::string& tokenizer_path) {
+  models::ModelConfig m = model_config(config);
+  auto need = [&](std::optional<std::int32_t> id, const char* what) {
+    if (!id) throw Error(tokenizer_path + ": the tokenizer has no " + what + " token, which training needs");
+    return static_cast<std::int64_t>(*id);
+  };
+  m.vocab_size = tokenizer.vocab_size();
+  m.pad_id = need(tokenizer.pad_id(), "pad");
+  m.eos_id = need(tokenizer.eos_id(), "eos");
+  m.bos_id = need(tokenizer.bos_id(), "bos");
+  m.decoder_start_id = m.bos_id;
+  if (const auto sep = tokenizer.sep_id()) m.marker_id = *sep;
+  m.check();
+  return m;
+}
+
+void print_parameters(torch::nn::Module& model, const std::vector<std::string>& frozen) {
+  if (!frozen.empty()) std::printf("frozen: %zu parameter tensors\n", frozen.size());
+  std::printf("%s\n", train::describe_parameters(train::count_parameters(model)).c_str());
+}
+
+// A prefix-tuned run's prefix as a small file beside it (its best checkpoint's, else its
+// latest's), for `strata summarize --model BASE --prefix FILE`. It fits the base only if the
+// backbone stayed frozen (train.train_only = ["prefix.*"]): say so when it did not.
+void write_prefix(const fs::path& run_dir, const std::string& base) {
+  LoadedModel info;
+  models::Seq2Seq model = load_seq2seq(run_dir, info);
+  const fs::path file = run_dir / "prefix.safetensors";
+  models::save_prefix_file(file, model);
+  std::printf("prefix: %s (%.1f KB, from %s)\n", file.string().c_str(), static_cast<double>(fs::file_size(file)) / 1024,
+              info.checkpoint.filename().string().c_str());
+  if (base.empty()) return;
+  LoadedModel base_info;
+  models::Seq2Seq base_model = load_seq2seq(base, base_info);
+  if (models::backbone_fingerprint(*base_model) == models::backbone_fingerprint(*model)) {
+    std::printf("prefix: loads onto %s with --prefix\n", base.c_str());
+  } else {
+    std::printf("prefix: the backbone trained too (train.train_only does not hold it to [\"prefix.*\"]), so the "
+                "prefix file does not fit %s; use the run itself\n", base.c_str());
+  }
+}
+
+// An adapted run's adapter as a small file beside it (from its best checkpoint, else its
+// latest), for `--adapter FILE` on its base. As with prefixes, it fits the base only while the
+// backbone stayed frozen.
+void write_adapter(const fs::path& run_dir, const std::string& base) {
+  LoadedModel info = load_model(run_dir, {.merge_lora = false});
+  const fs::path file = run_dir / "adapter.safetensors";
+  models::save_adapter_file(file, *info.module);
+  std::printf("adapter: %s (%.1f KB, from %s)\n", file.string().c_str(), static_cast<double>(fs::file_size(file)) / 1024,
+              info.checkpoint.filename().string().c_str());
+  if (base.empty()) return;
+  const LoadedModel base_info = load_model(base);
+  if (models::backbone_fingerprint(*base_info.module) == models::backbone_fingerprint(*info.module)) {
+    std::printf("adapter: loads onto %s with --adapter\n", base.c_str());
+  } else {
+    std::printf("adapter: more than the adapter trained (train.train_only), so the adapter file does not fit %s; "
+                "use the run itself\n", base.c_str());
+  }
+}
+
+}  // namespace
+
+train::TrainResult run_training(const Config& config, const RunRequest& request) {
+  const train::TrainOptions options = train::train_options(config);
+  const fs::path tokenizer_path = config.get<std::string>("data.tokenizer");
+  if (tokenizer_path.empty()) throw Error("data.tokenizer: no tokenizer given (make one with `strata tokenizer train`)");
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(tokenizer_path);
+  const models::ModelConfig m = model_config_for(config, *tokenizer, tokenizer_path.string());
+  if (!request.architecture.empty() && m.architecture != request.architecture)
+    throw Error("model.architecture: this command trains " + request.architecture + " models, the config says " +
+                m.architecture);
+  const Architecture& architecture = find_architecture(m.architecture);
+  const fs::path& run_dir = request.out;
+  if (!request.resume && fs::exists(run_dir / "checkpoints"))
+    throw Error(run_dir.string() + " already holds a run: pass --resume to continue it, or choose another --out");
+
+  torch::manual_seed(options.seed);  // initial weights
+  const train::DataOptions data = train::data_options(config);
+  if (data.train.empty()) throw Error("data.train: no training set given");
+  std::unique_ptr<train::TrainTask> task = architecture.make_task(
+      architecture.build(m), {config, m, *tokenizer, data.train, data.valid, request.quiet});
+  const std::string base = config.get<std::string>("train.base_model");
+  if (!base.empty() && !request.resume)  // a resumed run's checkpoint holds the weights already
+    std::printf("%s\n", train::describe(train::load_base_weights(task->model(), m, base)).c_str());
+  std::vector<std::string> train_only = options.train_only;
+  if (const auto adapter = apply_adapter(config, task->model())) {
+    std::printf("adapter: %s on %zu linear maps (%lld new parameters)\n", config.get<std::string>("adapter.name").c_str(),
+                adapter->modules.size(), static_cast<long long>(adapter->parameters));
+    // The adapter trains, and whatever train.train_only adds (a new classification head).
+    for (std::string& pattern : nn::adapter_patterns(task->model())) train_only.push_back(std::move(pattern));
+  }
+  std::vector<std::string> frozen = train::freeze(task->model(), options.freeze);
+  for (std::string& name : train::train_only(task->model(), train_only)) frozen.push_back(std::move(name));
+  print_parameters(task->model(), frozen);
+
+  fs::create_directories(run_dir);
+  write_file_atomic(run_dir / "config.toml", config.to_toml());
+  train::RunInfo run{run_dir, m.to_json(), config.to_json(), tokenizer_path, request.resume, request.quiet};
+  const train::TrainResult result = train::run_training(*task, options, run);
+  std::printf("stopped after %lld steps (%s); last checkpoint %s\n", static_cast<long long>(result.steps),
+              result.stop_reason.c_str(), result.last_checkpoint.string().c_str());
+  if (result.best_metric)
+    std::printf("best %s %.4f at step %lld\n", options.metric.c_str(), *result.best_metric,
+                static_cast<long long>(*result.best_step));
+  std::printf("metrics: %s (draw them with `strata plot %s`)\n", (run_dir / "metrics.jsonl").string().c_str(),
+              run_dir.string().c_str());
+  if (m.prefix_length > 0) write_prefix(run_dir, base);
+  if (!config.get<std::string>("adapter.name").empty()) write_adapter(run_dir, base);
+  return result;
+}
+
+}  // namespace strata::recipes
