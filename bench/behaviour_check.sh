@@ -6,6 +6,7 @@
 #
 # Usage: bench/behaviour_check.sh BEFORE_BINARY AFTER_BINARY [OUT_DIR]
 #   STEPS=200   optimizer steps per run      DOCS=60   test pages scored per summariser
+#   CASES="demo lm ..."   only these cases (default: all)
 set -euo pipefail
 before=$1
 after=$2
@@ -49,6 +50,7 @@ run_case() {
 
 for c in "${cases[@]}"; do
   IFS='|' read -r name config recipe score <<< "$c"
+  [[ -n "${CASES:-}" && " $CASES " != *" $name "* ]] && continue
   echo "== $name"
   run_case before "$before" "$name" "$config" "$recipe" "$score"
   run_case after "$after" "$name" "$config" "$recipe" "$score"
