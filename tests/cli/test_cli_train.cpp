@@ -134,5 +134,44 @@ TEST_F(CliTrain, LanguageModelTrainsAndReportsPerplexity) {
   EXPECT_NE(wrong.err.find("causal_lm"), std::string::npos) << wrong.err;
 }
 
+// LoRA on a trained base: only the adapter trains, its file loads onto that base (and
+// reproduces the adapted run's summaries) and is refused on another base of the same sizes.
+TEST_F(CliTrain, LoraOnABaseWritesAnAdapterFileThatLoadsOntoItsBaseOnly) {
+  ASSERT_EQ(trained_.exit_code, 0) << trained_.err;
+  const CliResult lora = run("train --quiet --config " + path("tiny.toml") + " --base " + path("run") +
+                             " --adapter lora --out " + path("lora") + " train.learning_rate=0.05");
+  ASSERT_EQ(lora.exit_code, 0) << lora.err;
+  // q_proj and v_proj of the encoder self-, decoder self- and cross-attention
+  EXPECT_NE(lora.out.find("adapter: lora on 6 linear maps"), std::string::npos) << lora.out;
+  EXPECT_NE(lora.out.find("adapter: loads onto " + path("run")), std::string::npos) << lora.out;
+  ASSERT_TRUE(fs::exists(dir_ / "lora/adapter.safetensors"));
+
+  const std::string docs = " --input " + path("valid.jsonl") + " --beam 1";
+  const CliResult adapted = run("summarize --model " + path("lora") + docs);
+  const CliResult on_base = run("summarize --model " + path("run") + " --adapter " + path("lora/adapter.safetensors") + docs);
+  ASSERT_EQ(adapted.exit_code, 0) << adapted.err;
+  ASSERT_EQ(on_base.exit_code, 0) << on_base.err;
+  EXPECT_EQ(on_base.out, adapted.out);
+
+  const CliResult other = run("train --quiet --config " + path("tiny.toml") + " --out " + path("other") + " train.seed=9");
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  const CliResult refused = run("summarize --model " + path("other") + " --adapter " + path("lora/adapter.safetensors") + docs);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("another base model"), std::string::npos) << refused.err;
+}
+
+TEST_F(CliTrain, BottleneckAdaptersTrainALanguageModel) {
+  const CliResult trained = run("lm train --quiet --config " + path("tiny.toml") + " --adapter bottleneck --out " +
+                                path("lm-bottleneck") + " model.architecture=causal_lm data.block_size=16 adapter.size=8");
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  EXPECT_NE(trained.out.find("adapter: bottleneck on 2 linear maps"), std::string::npos) << trained.out;
+  ASSERT_TRUE(fs::exists(dir_ / "lm-bottleneck/adapter.safetensors"));
+  const CliResult eval = run("lm eval --json --model " + path("lm-bottleneck") + " --data " + path("valid.jsonl"));
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  EXPECT_GT(nlohmann::json::parse(eval.out)["perplexity"].get<double>(), 1.0);
+  const CliResult unknown = run("train --quiet --config " + path("tiny.toml") + " --adapter lorra --out " + path("x"));
+  EXPECT_NE(unknown.exit_code, 0);
+}
+
 }  // namespace
 }  // namespace strata
