@@ -31,14 +31,14 @@ cases=(
 )
 
 run_case() {
-  local side=$1 binary=$2 name=$3 config=$4 recipe=$5 score=$6 dir="$out/$side/$3"
+  local side=$1 binary=$2 name=$3 config=$4 recipe=$5 score=$6 dir="$out/$1/$3"
   [[ -f "$dir/done" ]] && return 0
   rm -rf "$dir" && mkdir -p "$dir"
   local extra=()
   [[ -n "$recipe" ]] && extra+=(--recipe "$recipe")
   [[ "$name" == lm ]] && extra+=(model.architecture=causal_lm model.pre_norm=true data.block_size=128)
   "$binary" train --config "$config" "${extra[@]}" --out "$dir/run" --quiet train.max_steps="$steps" \
-    train.max_minutes=0 train.eval_every=$((steps / 2)) train.eval_docs=20 data.train="$out/corpus/train.jsonl" \
+    train.max_minutes=0 train.warmup_steps=$((steps / 4)) train.eval_every=$((steps / 2)) train.eval_docs=20 data.train="$out/corpus/train.jsonl" \
     data.valid="$out/corpus/validation.jsonl" data.tokenizer="$out/tokenizer" > "$dir/train.log" 2>&1
   case "$score" in
     summarize) "$binary" eval summarize --model "$dir/run" --data "$out/test-sample.jsonl" --out "$dir/test" --show 0 \
