@@ -13,6 +13,7 @@
 #include "strata/core/files.h"
 #include "strata/core/progress.h"
 #include "strata/core/safetensors.h"
+#include "strata/recipes/loaded_model.h"
 #include "seq2seq_inputs.h"
 
 namespace strata::analysis {
@@ -74,13 +75,14 @@ void write_matrices(const fs::path& file, const std::vector<LayerMaps>& layers, 
 
 }  // namespace
 
-void run_attention_analysis(const AttentionAnalysisOptions& options, const Seq2SeqLoader& load) {
-  AnalysedSeq2Seq m = load(options.model, options.prefix);
+void run_attention_analysis(const AttentionAnalysisOptions& options) {
+  recipes::LoadedModel m;
+  models::Seq2Seq model = recipes::load_seq2seq(options.model, m, options.prefix);
   const std::vector<Seq2SeqExample> examples = first_examples(options.data, m, options.examples, options.quiet);
-  std::vector<LayerMaps> layers(m.model->encoder->layers->size());
+  std::vector<LayerMaps> layers(model->encoder->layers->size());
   bool any_prefix = false;
   Progress progress("encoder attention", examples.size(), "examples", options.quiet);
-  visit_encoder_attention(*m.model, examples, [&](const AttentionMap& map) {
+  visit_encoder_attention(*model, examples, [&](const AttentionMap& map) {
     LayerMaps& layer = layers[map.layer];
     layer.prefix_length = map.prefix_length;
     any_prefix = any_prefix || map.prefix_length > 0;

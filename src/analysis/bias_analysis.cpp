@@ -16,6 +16,7 @@
 #include "strata/attn/spec.h"
 #include "strata/core/error.h"
 #include "strata/core/files.h"
+#include "strata/recipes/loaded_model.h"
 
 namespace strata::analysis {
 
@@ -88,10 +89,11 @@ std::string figure_title(const TableGroup& group) {
 
 }  // namespace
 
-void run_bias_analysis(const BiasAnalysisOptions& options, const Seq2SeqLoader& load) {
-  AnalysedSeq2Seq loaded = load(options.model, {});
+void run_bias_analysis(const BiasAnalysisOptions& options) {
+  recipes::LoadedModel loaded;
+  const models::Seq2Seq model = recipes::load_seq2seq(options.model, loaded);
   const models::ModelConfig& config = loaded.config;
-  const auto params = loaded.model->named_parameters(/*recurse=*/true);
+  const auto params = model->named_parameters(/*recurse=*/true);
 
   std::vector<TableGroup> groups;
   const bool encoder = options.layers != "decoder", decoder = options.layers != "encoder";

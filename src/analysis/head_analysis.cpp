@@ -12,6 +12,7 @@
 #include "strata/analysis/heatmap_figure.h"
 #include "strata/core/files.h"
 #include "strata/core/progress.h"
+#include "strata/recipes/loaded_model.h"
 #include "strata/train/task.h"
 
 namespace strata::analysis {
@@ -49,14 +50,14 @@ void print_table(const HeadImportance& importance) {
 
 }  // namespace
 
-void run_head_analysis(const HeadAnalysisOptions& options, const AnalysedTaskLoader& load) {
+void run_head_analysis(const HeadAnalysisOptions& options) {
   ImportanceOptions importance_options;
   importance_options.method = importance_method_from_name(options.method);
   importance_options.normalize = normalization_from_name(options.normalize);
   importance_options.max_examples = options.max_examples;
   importance_options.max_tokens = options.max_tokens;
 
-  const AnalysedTask loaded = load();
+  const recipes::TrainedTask loaded = recipes::load_trained_task(options.model, options.data, options.quiet);
   const std::size_t available = loaded.task->costs(train::Split::Valid).size();
   const std::size_t examples = options.max_examples > 0 ? std::min(options.max_examples, available) : available;
   Progress progress("head importance", examples, "examples", options.quiet);

@@ -14,6 +14,7 @@
 #include "strata/core/error.h"
 #include "strata/core/files.h"
 #include "strata/core/progress.h"
+#include "strata/recipes/loaded_model.h"
 #include "strata/train/task.h"
 
 namespace strata::analysis {
@@ -61,7 +62,7 @@ void print_summary(const GlobalRelevance& gr) {
 
 }  // namespace
 
-void run_pattern_analysis(const PatternAnalysisOptions& options, const AnalysedTaskLoader& load) {
+void run_pattern_analysis(const PatternAnalysisOptions& options) {
   attn::PatternSet known;
   const nlohmann::json definitions =
       options.definitions.empty() ? nlohmann::json() : read_definitions(options.definitions);
@@ -70,7 +71,7 @@ void run_pattern_analysis(const PatternAnalysisOptions& options, const AnalysedT
   if (patterns.empty())
     throw Error(fmt::format("--patterns: no pattern named; known patterns: {}", fmt::join(known.names(), ", ")));
 
-  const AnalysedTask loaded = load();
+  const recipes::TrainedTask loaded = recipes::load_trained_task(options.model, options.data, options.quiet);
   torch::nn::Module& model = loaded.task->model();
   const std::vector<NamedAttention> layers = encoder_self_attention(model);
   auto* source = dynamic_cast<AnalysisBatchSource*>(loaded.task.get());

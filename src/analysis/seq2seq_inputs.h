@@ -5,18 +5,18 @@
 #include <string>
 #include <vector>
 
-#include "strata/analysis/analysed_seq2seq.h"
 #include "strata/data/seq2seq_examples.h"
+#include "strata/recipes/loaded_model.h"
 
 namespace strata::analysis {
 
 // Layers [0, split) are the lower ones: the model's own split (model.hierarchy_split), so a
 // hierarchical design's halves are the ones it treats apart.
-std::size_t lower_split(const AnalysedSeq2Seq& m);
+std::size_t lower_split(const recipes::LoadedModel& m);
 
 // The first `count` examples of `data`, cut as the model was trained; fewer when the file has
 // fewer, which is said on stderr.
-std::vector<Seq2SeqExample> first_examples(const std::string& data, const AnalysedSeq2Seq& m, std::size_t count,
-                                           bool quiet);
+std::vector<Seq2SeqExample> first_examples(const std::string& data, const recipes::LoadedModel& m,
+                                           std::size_t count, bool quiet);
 
 }  // namespace strata::analysis

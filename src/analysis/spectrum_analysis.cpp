@@ -12,6 +12,7 @@
 #include "strata/core/files.h"
 #include "strata/core/progress.h"
 #include "strata/eval/svg_plot.h"
+#include "strata/recipes/loaded_model.h"
 #include "seq2seq_inputs.h"
 
 namespace strata::analysis {
@@ -21,14 +22,15 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
-EncoderSpectrum spectrum_of(const std::string& path, const SpectrumAnalysisOptions& options, const Seq2SeqLoader& load) {
-  AnalysedSeq2Seq m = load(path, {});
+EncoderSpectrum spectrum_of(const std::string& path, const SpectrumAnalysisOptions& options) {
+  recipes::LoadedModel m;
+  models::Seq2Seq model = recipes::load_seq2seq(path, m);
   const std::vector<Seq2SeqExample> examples = first_examples(options.data, m, options.examples, options.quiet);
-  const std::size_t layer_count = m.model->encoder->layers->size();
+  const std::size_t layer_count = model->encoder->layers->size();
   std::vector<std::vector<SpectrumCurve>> curves(layer_count);
   bool any_prefix = false;
   Progress progress("spectrum " + path, examples.size(), "examples", options.quiet);
-  visit_encoder_attention(*m.model, examples, [&](const AttentionMap& map) {
+  visit_encoder_attention(*model, examples, [&](const AttentionMap& map) {
     if (map.prefix_length > 0) {
       any_prefix = true;
       curves[map.layer].push_back(prefix_spectrum(map.weights, map.prefix_length));
@@ -81,13 +83,13 @@ std::string half_cells(const SpectrumCurve& curve) {
 
 }  // namespace
 
-void run_spectrum_analysis(const SpectrumAnalysisOptions& options, const Seq2SeqLoader& load) {
+void run_spectrum_analysis(const SpectrumAnalysisOptions& options) {
   if (!options.labels.empty() && options.labels.size() != options.models.size())
     throw Error(fmt::format("--label: {} labels for {} models; give one per --model, in the same order, or none",
                             options.labels.size(), options.models.size()));
   const std::vector<std::string>& labels = options.labels.empty() ? options.models : options.labels;
   std::vector<EncoderSpectrum> spectra;
-  for (const std::string& model : options.models) spectra.push_back(spectrum_of(model, options, load));
+  for (const std::string& model : options.models) spectra.push_back(spectrum_of(model, options));
 
   const fs::path out = options.out.empty() ? fs::path(options.models[0]) / "spectrum" : fs::path(options.out);
   fs::create_directories(out);

@@ -5,7 +5,6 @@
 #include <cstddef>
 #include <memory>
 
-#include "analysis_loaders.h"
 #include "commands.h"
 #include "strata/analysis/attention_analysis.h"
 #include "strata/analysis/spectrum_analysis.h"
@@ -31,7 +30,7 @@ void register_analyze_attention(CLI::App& analyze) {
   attention->add_option("--out", a->out, "output directory (default: MODEL/attention)");
   attention->add_option("--prefix", a->prefix, "a tuned prefix file (RUN/prefix.safetensors of a prefix-tuned run) to load onto --model, its base");
   attention->add_flag("--quiet", a->quiet, "no progress output");
-  on_run(attention, [a] { analysis::run_attention_analysis(*a, load_analysed_seq2seq); });
+  on_run(attention, [a] { analysis::run_attention_analysis(*a); });
 
   CLI::App* spectrum = analyze.add_subcommand(
       "spectrum",
@@ -53,7 +52,7 @@ void register_analyze_attention(CLI::App& analyze) {
       ->capture_default_str();
   spectrum->add_option("--out", s->out, "output directory (default: FIRST_MODEL/spectrum)");
   spectrum->add_flag("--quiet", s->quiet, "no progress output");
-  on_run(spectrum, [s] { analysis::run_spectrum_analysis(*s, load_analysed_seq2seq); });
+  on_run(spectrum, [s] { analysis::run_spectrum_analysis(*s); });
 }
 
 }  // namespace strata::cli

@@ -2,7 +2,6 @@
 // Figure 5's example section tree (§7.1).
 #include <memory>
 
-#include "analysis_loaders.h"
 #include "commands.h"
 #include "strata/analysis/bias_analysis.h"
 
@@ -26,7 +25,7 @@ void register_analyze_biases(CLI::App& analyze) {
   biases->add_option("--layers", options->layers, "which tables: encoder, decoder or all")
       ->check(CLI::IsMember({"encoder", "decoder", "all"}))
       ->capture_default_str();
-  on_run(biases, [options] { analysis::run_bias_analysis(*options, load_analysed_seq2seq); });
+  on_run(biases, [options] { analysis::run_bias_analysis(*options); });
 }
 
 }  // namespace strata::cli

@@ -2,7 +2,6 @@
 // §3.1.1, §4.2.1), as a table, heatmap and JSON.
 #include <memory>
 
-#include "analysis_loaders.h"
 #include "commands.h"
 #include "strata/analysis/head_analysis.h"
 
@@ -33,10 +32,7 @@ void register_analyze_heads(CLI::App& analyze) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   heads->add_flag("--quiet", options->quiet, "no progress output");
-  on_run(heads, [options] {
-    const auto load = [&] { return load_analysed_task(options->model, options->data, options->quiet); };
-    analysis::run_head_analysis(*options, load);
-  });
+  on_run(heads, [options] { analysis::run_head_analysis(*options); });
 }
 
 }  // namespace strata::cli

@@ -2,7 +2,6 @@
 // interpretable pattern (seed 003 §3.1.3 Eq. 1, §4.2.2), as JSON, heatmaps and a summary.
 #include <memory>
 
-#include "analysis_loaders.h"
 #include "commands.h"
 #include "strata/analysis/pattern_analysis.h"
 
@@ -37,10 +36,7 @@ void register_analyze_patterns(CLI::App& analyze) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   patterns->add_flag("--quiet", options->quiet, "no progress output");
-  on_run(patterns, [options] {
-    const auto load = [&] { return load_analysed_task(options->model, options->data, options->quiet); };
-    analysis::run_pattern_analysis(*options, load);
-  });
+  on_run(patterns, [options] { analysis::run_pattern_analysis(*options); });
 }
 
 }  // namespace strata::cli

@@ -5,8 +5,6 @@
 #include <cstddef>
 #include <string>
 
-#include "strata/analysis/analysed_seq2seq.h"
-
 namespace strata::analysis {
 
 struct AttentionAnalysisOptions {
@@ -21,7 +19,7 @@ struct AttentionAnalysisOptions {
 // Writes to OUT, per encoder layer L (from 0), layerL.svg and layerL.png with the examples side
 // by side; attention.safetensors (layer{L}.example{E}: [tokens, P + tokens] float32);
 // attention.json with per layer P, the mean prefix mass and row entropy; with prefixes,
-// spectrum.json. Prints the per-layer table. `load` loads the model (with the prefix file).
-void run_attention_analysis(const AttentionAnalysisOptions& options, const Seq2SeqLoader& load);
+// spectrum.json. Prints the per-layer table.
+void run_attention_analysis(const AttentionAnalysisOptions& options);
 
 }  // namespace strata::analysis

@@ -4,8 +4,6 @@
 // their relation, averaged over every head of every chosen layer that has a tree-relation table.
 #include <string>
 
-#include "strata/analysis/analysed_seq2seq.h"
-
 namespace strata::analysis {
 
 struct BiasAnalysisOptions {
@@ -17,8 +15,7 @@ struct BiasAnalysisOptions {
 
 // Writes to OUT a figure per side (encoder, decoder; one per relation where a side's layers use
 // several) and biases.json with the raw values, each cell's relation and the mean tables, and
-// prints each figure's largest entries. `load` loads the model. strata::Error when the model
-// has no such table.
-void run_bias_analysis(const BiasAnalysisOptions& options, const Seq2SeqLoader& load);
+// prints each figure's largest entries. strata::Error when the model has no such table.
+void run_bias_analysis(const BiasAnalysisOptions& options);
 
 }  // namespace strata::analysis

@@ -5,13 +5,11 @@
 #include <cstddef>
 #include <string>
 
-#include "strata/analysis/analysed_task.h"
-
 namespace strata::analysis {
 
 struct HeadAnalysisOptions {
-  std::string model;                // the run directory or checkpoint the loader loads
-  std::string data;                 // its validation data, as the loader reads it
+  std::string model;                // a run directory or checkpoint
+  std::string data;                 // its validation data (JSONL, as the model was trained on)
   std::string out;                  // default MODEL/heads
   std::string method = "taylor";    // taylor or head_mask
   std::string normalize = "layer";  // layer or none
@@ -20,8 +18,8 @@ struct HeadAnalysisOptions {
   bool quiet = false;               // no progress output
 };
 
-// Loads the task with `load`, writes OUT/importance.json, importance.svg and importance.png and
-// prints the table, the most important head of each layer starred.
-void run_head_analysis(const HeadAnalysisOptions& options, const AnalysedTaskLoader& load);
+// Loads the model inside its training task, writes OUT/importance.json, importance.svg and
+// importance.png and prints the table, the most important head of each layer starred.
+void run_head_analysis(const HeadAnalysisOptions& options);
 
 }  // namespace strata::analysis

@@ -6,13 +6,11 @@
 #include <cstddef>
 #include <string>
 
-#include "strata/analysis/analysed_task.h"
-
 namespace strata::analysis {
 
 struct PatternAnalysisOptions {
-  std::string model;  // the run directory or checkpoint the loader loads
-  std::string data;   // its validation data, as the loader reads it
+  std::string model;  // a run directory or checkpoint (seq2seq or encoder)
+  std::string data;   // its validation data (JSONL, as the model was trained on)
   std::string out;    // default MODEL/patterns
   // Pattern definitions: a JSON object {"name": "expression"} given inline, or the path of a
   // file holding one; empty: the built-in patterns only.
@@ -24,9 +22,9 @@ struct PatternAnalysisOptions {
   bool quiet = false;             // no progress output
 };
 
-// Checks the definitions and pattern names, then loads the task with `load`, writes
-// OUT/relevance.json, PATTERN.svg and PATTERN.png per pattern and prints a summary.
+// Checks the definitions and pattern names, then loads the model inside its training task,
+// writes OUT/relevance.json, PATTERN.svg and PATTERN.png per pattern and prints a summary.
 // strata::Error for an unknown pattern or a task that cannot hand its batches to the analysis.
-void run_pattern_analysis(const PatternAnalysisOptions& options, const AnalysedTaskLoader& load);
+void run_pattern_analysis(const PatternAnalysisOptions& options);
 
 }  // namespace strata::analysis

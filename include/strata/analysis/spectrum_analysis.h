@@ -6,8 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "strata/analysis/analysed_seq2seq.h"
-
 namespace strata::analysis {
 
 struct SpectrumAnalysisOptions {
@@ -20,8 +18,8 @@ struct SpectrumAnalysisOptions {
 };
 
 // Writes OUT/spectrum.json and spectrum.svg (two panels, a curve per model) and prints per
-// model the area under each curve and the index where it reaches 0.9. `load` loads each model
-// in turn. strata::Error for a model without prefixes or labels that do not match the models.
-void run_spectrum_analysis(const SpectrumAnalysisOptions& options, const Seq2SeqLoader& load);
+// model the area under each curve and the index where it reaches 0.9. strata::Error for a model
+// without prefixes or labels that do not match the models.
+void run_spectrum_analysis(const SpectrumAnalysisOptions& options);
 
 }  // namespace strata::analysis
