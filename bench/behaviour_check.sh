@@ -23,6 +23,7 @@ cases=(
   "demo|configs/demo-summarizer.toml||summarize"
   "seed000-finetune-truncsa|configs/seed000.toml|finetune-truncsa|summarize"
   "seed000-finetune-softsa|configs/seed000.toml|finetune-softsa|summarize"
+  "seed000-uniblock|configs/seed000.toml|uniblock|summarize"
   "seed001-hibrids-enc|configs/seed001.toml|hibrids-enc|summarize"
   "seed001-hibrids-dec|configs/seed001.toml|hibrids-dec|summarize"
   "seed003-extractive-patterns|configs/seed003.toml|extractive-patterns|extract"

@@ -52,7 +52,7 @@ using Json = nlohmann::ordered_json;
 
 constexpr std::int64_t kSourceLen = 512;
 constexpr std::int64_t kEos = 1;
-constexpr double kBusyCores = 0.3;  // other processes' CPU use above which a repeat is set aside
+using strata::bench::kBusyCores;
 
 struct Options {
   strata::bench::RunOptions run;  // rounds: 0 = by N (repeats())

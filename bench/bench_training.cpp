@@ -67,7 +67,7 @@ constexpr std::int64_t kTargetLen = 64;
 constexpr std::int64_t kPad = 2;
 constexpr std::int64_t kStart = 0;
 constexpr double kLr = 1e-4;
-constexpr double kBusyCores = 0.3;  // other processes' CPU use above which a round is set aside
+using strata::bench::kBusyCores;
 
 struct Options {
   strata::bench::RunOptions run;  // rounds: 7, or 2 with --quick
@@ -302,7 +302,6 @@ int main(int argc, char** argv) {
     run_child(options);
     return 0;
   }
-  constexpr double kBusyCores = 0.3;  // other processes' CPU use above which a round is set aside
   strata::bench::Session session("training", {"bench_training"}, options.run, kBusyCores);
   const std::string load_start = strata::bench::load_average();
   std::printf("training throughput: Seq2Seq %ld+%ld layers, d_model %ld, %ld heads, d_ff %ld, vocab %ld, "

@@ -58,7 +58,7 @@ run_one() {
   trainable=$(grep -o 'trainable params: [0-9,]*' "$dir/train.log" | tr -dc '0-9')
   total=$(grep -o 'all params: [0-9,]*' "$dir/train.log" | tr -dc '0-9')
   local prefix_bytes=0
-  [[ -f "$dir/run/prefix.safetensors" ]] && prefix_bytes=$(stat -c %s "$dir/run/prefix.safetensors")
+  [[ -f "$dir/run/adapter.safetensors" ]] && prefix_bytes=$(stat -c %s "$dir/run/adapter.safetensors")
   printf '{"recipe": "%s", "seed": %s, "percent": %s, "trainable": %s, "parameters": %s, "prefix_bytes": %s, "train_seconds": %s, "eval_seconds": %s}\n' \
     "$recipe" "$seed" "$percent" "${trainable:-null}" "${total:-null}" "$prefix_bytes" "$(( (t1 - t0) / 1000000 ))e-3" \
     "$(( (t2 - t1) / 1000000 ))e-3" > "$dir/result.json"
@@ -85,7 +85,7 @@ queue | xargs -P "$jobs" -n 3 bash -c 'run_one "$@"' _
 echo "== the prefix file on its base: the same test scores as the run that tuned it"
 check="$out/runs/prefix-s1-p100"
 if [[ -f "$check/result.json" && ! -f "$check/test-prefix-file/rouge.json" ]]; then
-  OMP_NUM_THREADS=2 "$strata" eval summarize --model "$out/base" --prefix "$check/run/prefix.safetensors" \
+  OMP_NUM_THREADS=2 "$strata" eval summarize --model "$out/base" --adapter "$check/run/adapter.safetensors" \
     --data "$out/corpus/test.jsonl" --out "$check/test-prefix-file" --show 0 > "$check/eval-prefix-file.log" 2>&1
 fi
 

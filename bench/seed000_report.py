@@ -299,7 +299,7 @@ def low_resource_svg(series, percents, y_label):
 def main_table(stats, recipes, describes):
     lines = ["## Tables 2, 4 and 5 in miniature", "",
              "Test split, ROUGE F1 ×100. Trainable %: trainable over all parameters (the frozen base "
-             "included). Prefix file: what a prefix design ships per task (`run/prefix.safetensors`); "
+             "included). Prefix file: what a prefix design ships per task (`run/adapter.safetensors`); "
              "finetuning ships the whole model.", "",
              "| system | what it is | R-1 | R-2 | R-L | valid NLL | unique % | trainable params | all params | "
              "trainable % | prefix file KB | train min | seeds |",
@@ -371,7 +371,7 @@ def prefix_file_check(runs_dir):
     run = os.path.join(runs_dir, "prefix-s1-p100")
     lines = ["", "## The prefix file on its base", "",
              "Prefix-tune seed 1 scored twice on the test split: as the run that tuned it, and as the pretrained "
-             "base with the run's prefix file loaded (`strata eval summarize --model BASE --prefix FILE`). "
+             "base with the run's prefix file loaded (`strata eval summarize --model BASE --adapter FILE`). "
              "The two must agree: the prefix file is all a task needs.", ""]
     own = rouge_scores(os.path.join(run, "test", "rouge.json"))
     loaded = rouge_scores(os.path.join(run, "test-prefix-file", "rouge.json"))

@@ -14,6 +14,7 @@
 #include "strata/core/progress.h"
 #include "strata/core/safetensors.h"
 #include "strata/recipes/loaded_model.h"
+#include "analysis_output.h"
 #include "seq2seq_inputs.h"
 
 namespace strata::analysis {
@@ -77,7 +78,7 @@ void write_matrices(const fs::path& file, const std::vector<LayerMaps>& layers, 
 
 void run_attention_analysis(const AttentionAnalysisOptions& options) {
   recipes::LoadedModel m;
-  models::Seq2Seq model = recipes::load_seq2seq(options.model, m, options.prefix);
+  models::Seq2Seq model = recipes::load_seq2seq(options.model, m, options.adapter);
   const std::vector<Seq2SeqExample> examples = first_examples(options.data, m, options.examples, options.quiet);
   std::vector<LayerMaps> layers(model->encoder->layers->size());
   bool any_prefix = false;
@@ -93,8 +94,7 @@ void run_attention_analysis(const AttentionAnalysisOptions& options) {
   }, &progress);
   progress.finish();
 
-  const fs::path out = options.out.empty() ? fs::path(options.model) / "attention" : fs::path(options.out);
-  fs::create_directories(out);
+  const fs::path out = output_dir(options.out, options.model, "attention");
   Json ids = Json::array(), example_json = Json::array();
   for (const Seq2SeqExample& e : examples) {
     ids.push_back(e.id);
@@ -104,7 +104,7 @@ void run_attention_analysis(const AttentionAnalysisOptions& options) {
 
   Json report;
   report["model"] = m.checkpoint.string();
-  report["prefix"] = options.prefix.empty() ? Json(nullptr) : Json(options.prefix);
+  report["adapter"] = options.adapter.empty() ? Json(nullptr) : Json(options.adapter);
   report["data"] = options.data;
   report["examples"] = example_json;
   report["matrices"] = "attention.safetensors";

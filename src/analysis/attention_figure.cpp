@@ -9,6 +9,8 @@
 #include "strata/analysis/png.h"
 #include "strata/core/strings.h"
 
+#include "figure_svg.h"
+
 namespace strata::analysis {
 
 namespace {
@@ -122,12 +124,7 @@ std::string attention_svg(const AttentionFigure& figure) {
       std::max<std::int64_t>({kLeft + panels_w + kRight, 480, text_w(figure.title, 15), text_w(figure.legend, 11)});
   const std::int64_t captions_y = kTop + panels_h + 18, height = captions_y + 64;
 
-  std::string out = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
-      "<title>{2}</title>\n<rect width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n"
-      "<text x=\"{3}\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">{2}</text>\n",
-      width, height, xml_escape(figure.title), width / 2);
+  std::string out = svg_head(width, height, figure.title, /*xlink=*/true);
   out += "<g font-size=\"11\" fill=\"#1a1a1a\">\n";
   std::int64_t left = kLeft;
   for (std::size_t p = 0; p < figure.panels.size(); ++p) {

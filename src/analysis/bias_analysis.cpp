@@ -18,6 +18,8 @@
 #include "strata/core/files.h"
 #include "strata/recipes/loaded_model.h"
 
+#include "analysis_output.h"
+
 namespace strata::analysis {
 
 namespace {
@@ -115,8 +117,7 @@ void run_bias_analysis(const BiasAnalysisOptions& options) {
                             options.layers == "all" ? "" : "s"));
   }
 
-  const fs::path out = options.out.empty() ? fs::path(options.model) / "biases" : fs::path(options.out);
-  fs::create_directories(out);
+  const fs::path out = output_dir(options.out, options.model, "biases");
   const SectionTree tree = figure5_tree();
   Json figures = Json::array();
   std::vector<std::string> written;

@@ -10,6 +10,8 @@
 #include "strata/analysis/png.h"
 #include "strata/core/strings.h"
 
+#include "figure_svg.h"
+
 namespace strata::analysis {
 
 namespace {
@@ -76,12 +78,7 @@ std::string bias_svg(const BiasMatrix& m, const std::string& title) {
   const std::int64_t bar_y = kTop + grid + 24;
   const std::int64_t height = bar_y + 64;
 
-  std::string out = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
-      "<title>{2}</title>\n<rect width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n"
-      "<text x=\"{3}\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">{2}</text>\n",
-      width, height, xml_escape(title), width / 2);
+  std::string out = svg_head(width, height, title);
   // Axis titles: keys across the top, queries down the left.
   out += fmt::format("<text x=\"{}\" y=\"48\" font-size=\"12\" text-anchor=\"middle\" fill=\"#444444\">"
                      "key section</text>\n",

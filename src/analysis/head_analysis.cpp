@@ -15,12 +15,13 @@
 #include "strata/recipes/loaded_model.h"
 #include "strata/train/task.h"
 
+#include "analysis_output.h"
+
 namespace strata::analysis {
 
 namespace {
 
 namespace fs = std::filesystem;
-using Json = nlohmann::ordered_json;
 
 std::string describe(const HeadImportance& importance) {
   const bool taylor = importance.method == ImportanceMethod::Taylor;
@@ -65,14 +66,8 @@ void run_head_analysis(const HeadAnalysisOptions& options) {
   const HeadImportance importance = head_importance(*loaded.task, importance_options);
   progress.finish();
 
-  const fs::path out = options.out.empty() ? fs::path(options.model) / "heads" : fs::path(options.out);
-  fs::create_directories(out);
-  Json report;
-  report["model"] = loaded.checkpoint.string();
-  report["data"] = options.data;
-  const Json body = to_json(importance);  // named: items() of a temporary would dangle
-  for (const auto& [key, value] : body.items()) report[key] = value;
-  write_file_atomic(out / "importance.json", report.dump(2) + "\n");
+  const fs::path out = output_dir(options.out, options.model, "heads");
+  write_file_atomic(out / "importance.json", report_of(loaded.checkpoint, options.data, to_json(importance)).dump(2) + "\n");
 
   Heatmap figure;
   figure.title = fmt::format("Head importance ({}), {} validation examples", describe(importance), importance.examples);

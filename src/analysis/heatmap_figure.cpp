@@ -9,6 +9,8 @@
 #include "strata/analysis/png.h"
 #include "strata/core/strings.h"
 
+#include "figure_svg.h"
+
 namespace strata::analysis {
 
 namespace {
@@ -78,12 +80,7 @@ std::string heatmap_svg(const Heatmap& h) {
   const std::int64_t left = labels_w + (width - (labels_w + grid_w + kRight)) / 2;
   const std::int64_t axis_y = kTop + grid_h + 18, bar_y = axis_y + 30, height = bar_y + 62;
 
-  std::string out = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
-      "<title>{2}</title>\n<rect width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n"
-      "<text x=\"{3}\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">{2}</text>\n",
-      width, height, xml_escape(h.title), width / 2);
+  std::string out = svg_head(width, height, h.title);
   out += "<g font-size=\"11\" fill=\"#1a1a1a\">\n";
   for (std::int64_t r = 0; r < layers; ++r)
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", left - 8,

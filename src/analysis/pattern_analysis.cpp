@@ -17,6 +17,8 @@
 #include "strata/recipes/loaded_model.h"
 #include "strata/train/task.h"
 
+#include "analysis_output.h"
+
 namespace strata::analysis {
 
 namespace {
@@ -92,13 +94,8 @@ void run_pattern_analysis(const PatternAnalysisOptions& options) {
       global_relevance(model, *source, costs, layers, patterns, relevance_options);
   progress.finish();
 
-  const fs::path out = options.out.empty() ? fs::path(options.model) / "patterns" : fs::path(options.out);
-  fs::create_directories(out);
-  Json report;
-  report["model"] = loaded.checkpoint.string();
-  report["data"] = options.data;
-  const Json body = to_json(gr);  // named: items() of a temporary would dangle
-  for (const auto& [key, value] : body.items()) report[key] = value;
+  const fs::path out = output_dir(options.out, options.model, "patterns");
+  Json report = report_of(loaded.checkpoint, options.data, to_json(gr));
   std::vector<std::string> written;
   for (std::size_t p = 0; p < gr.patterns.size(); ++p) {
     const PatternRelevance& relevance = gr.patterns[p];

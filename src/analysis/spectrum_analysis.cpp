@@ -13,6 +13,7 @@
 #include "strata/core/progress.h"
 #include "strata/eval/svg_plot.h"
 #include "strata/recipes/loaded_model.h"
+#include "analysis_output.h"
 #include "seq2seq_inputs.h"
 
 namespace strata::analysis {
@@ -91,8 +92,7 @@ void run_spectrum_analysis(const SpectrumAnalysisOptions& options) {
   std::vector<EncoderSpectrum> spectra;
   for (const std::string& model : options.models) spectra.push_back(spectrum_of(model, options));
 
-  const fs::path out = options.out.empty() ? fs::path(options.models[0]) / "spectrum" : fs::path(options.out);
-  fs::create_directories(out);
+  const fs::path out = output_dir(options.out, options.models[0], "spectrum");
   Json report = {{"data", options.data}, {"models", Json::array()}};
   for (std::size_t i = 0; i < spectra.size(); ++i) {
     Json entry = {{"label", labels[i]}, {"model", options.models[i]}};

@@ -13,7 +13,7 @@ namespace strata::attn {
 namespace {
 const at::Tensor* first_token_field(const TokenLayout& t) {
   for (const at::Tensor* f :
-       {&t.section, &t.paragraph, &t.sentence, &t.segment, &t.document, &t.token, &t.repeated})
+       {&t.section, &t.paragraph, &t.sentence, &t.segment, &t.document, &t.token, &t.repeated, &t.task})
     if (f->defined()) return f;
   return nullptr;
 }
@@ -111,7 +111,7 @@ TreeClamping tree_clamping(const Relation& relation, const SectionTree& tree) {
 TokenLayout select_items(const TokenLayout& layout, const at::Tensor& index) {
   TokenLayout out = layout;
   for (at::Tensor* field : {&out.section, &out.paragraph, &out.sentence, &out.segment,
-                            &out.document, &out.token, &out.repeated, &out.path_len,
+                            &out.document, &out.token, &out.repeated, &out.task, &out.path_len,
                             &out.lvl_diff, &out.section_depth})
     if (field->defined() && field->size(0) != 1) *field = field->index_select(0, index);
   return out;

@@ -42,7 +42,6 @@ using Json = nlohmann::ordered_json;
 constexpr std::int64_t kHeads = 8;
 constexpr std::int64_t kHeadDim = 64;
 constexpr int kSections = 7;        // equal sections of the synthetic layout
-constexpr double kBusyCores = 0.3;  // other processes' CPU use above which a round is set aside
 constexpr const char* kFlopsAccounting =
     "14 * L^2 * Dh * H flops a step: forward 4 (Q K^T and P V, 2 each), backward 10 "
     "(recomputed Q K^T, dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q)";
@@ -218,10 +217,7 @@ void run_child(const AttentionBenchOptions& o) {
                         : name == "sgemm"   ? sgemm_workload(o.run.quick)
                                             : fused_workload(name, o.length);
   MemoryMarks marks;
-  marks.inputs_built();
-  for (int i = 0; i < (o.run.quick ? 1 : 2); ++i) work.step();  // warm-up
-  const TimedRounds rounds = time_rounds(work.step, o.run.rounds, kBusyCores);
-  marks.rounds_done();
+  const TimedRounds rounds = time_child_step(work.step, o.run.rounds, marks, o.run.quick ? 1 : 2);
   Json result{{"spec", work.spec}, {"rho", work.rho}, {"flops_per_step", work.flops}};
   result.update(rounds.to_json());
   marks.add_to(result);

@@ -42,6 +42,14 @@ void MemoryMarks::inputs_built() { inputs_kb_ = status_kb("VmRSS"); }
 
 void MemoryMarks::rounds_done() { hwm_kb_ = status_kb("VmHWM"); }
 
+TimedRounds time_child_step(const std::function<void()>& step, int rounds, MemoryMarks& marks, int warmups) {
+  marks.inputs_built();
+  for (int i = 0; i < warmups; ++i) step();
+  const TimedRounds timed = time_rounds(step, rounds, kBusyCores);
+  marks.rounds_done();
+  return timed;
+}
+
 void MemoryMarks::add_to(nlohmann::ordered_json& result) const {
   result["inputs_kb"] = inputs_kb_;
   result["hwm_kb"] = hwm_kb_;

@@ -44,7 +44,6 @@ constexpr std::int64_t kLayers = 2;
 constexpr std::int64_t kDModel = 256;
 constexpr std::int64_t kHeads = 4;
 constexpr std::int64_t kDff = 1024;
-constexpr double kBusyCores = 0.3;  // other processes' CPU use above which a round is set aside
 constexpr double kTarget = 1.3;     // HIBRIDS time / base time, at most
 constexpr const char* kReference = "base";
 
@@ -129,10 +128,7 @@ void run_child(const HibridsBenchOptions& o, const Case& c) {
       if (p.grad().defined()) p.mutable_grad().reset();
   };
   MemoryMarks marks;
-  marks.inputs_built();
-  step();  // warm-up
-  const TimedRounds rounds = time_rounds(step, o.run.rounds, kBusyCores);
-  marks.rounds_done();
+  const TimedRounds rounds = time_child_step(step, o.run.rounds, marks);
   Json result{{"spec", to_json(models::ModelConfig::spec_of(config.encoder_attention, 0))},
               {"relation_count", relation_count},
               {"parameters", parameter_count}};

@@ -35,7 +35,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr double kBusyCores = 0.3;  // other processes' CPU use above which a round is set aside
 constexpr double kTarget = 2.0;     // vanilla / all-patterned, at least
 constexpr const char* kReference = "vanilla";
 constexpr const char* kKindsChild = "head_kinds";  // the child that times each head kind alone
@@ -122,10 +121,7 @@ void run_model_child(const PatternsBenchOptions& o, const ModelCase& c) {
       if (p.grad().defined()) p.mutable_grad().reset();
   };
   MemoryMarks marks;
-  marks.inputs_built();
-  step();  // warm-up
-  const TimedRounds rounds = time_rounds(step, o.run.rounds, kBusyCores);
-  marks.rounds_done();
+  const TimedRounds rounds = time_child_step(step, o.run.rounds, marks);
 
   const auto alone = attention_alone(spec, state->tokens, o.length, o.heads, config.head_dim());
   alone->step();  // warm-up

@@ -91,7 +91,7 @@ std::vector<LayerKind> layer_kinds(const std::vector<PrefixCase>& cases) {
 }
 
 void PrefixedEncoder::step() {
-  encoder->forward(ids, padding, &tokens).square().sum().backward();
+  encoder->forward(ids, padding, &tokens, &layer_prefixes).square().sum().backward();
   for (at::Tensor& p : prefixes) p.mutable_grad().reset();
 }
 
@@ -110,6 +110,7 @@ std::shared_ptr<PrefixedEncoder> build_encoder(const PrefixCase& c, const Prefix
   for (at::Tensor& p : state->encoder->parameters()) p.requires_grad_(false);
   for (at::Tensor& p : state->embed->parameters()) p.requires_grad_(false);
   const std::int64_t head_dim = o.d_model / o.heads;
+  state->layer_prefixes.resize(state->encoder->layers->size());
   for (std::size_t i = 0; i < state->encoder->layers->size(); ++i) {
     if (!c.with_prefix[i]) continue;
     nn::PrefixKv kv;
@@ -118,7 +119,7 @@ std::shared_ptr<PrefixedEncoder> build_encoder(const PrefixCase& c, const Prefix
     kv.segment = groups;
     state->prefixes.push_back(kv.k);
     state->prefixes.push_back(kv.v);
-    (*state->encoder->layers)[i]->as<nn::EncoderLayer>()->self_attn->set_prefix(kv);
+    state->layer_prefixes[i] = kv;
   }
   state->encoder->train();
   state->ids = (at::arange(o.length, at::kLong).mul(7919).remainder(kVocab - 4) + 4).unsqueeze(0);

@@ -53,6 +53,7 @@ struct PrefixedEncoder {
   nn::TransformerEncoder encoder{nullptr};
   at::Tensor ids, padding;
   std::vector<at::Tensor> prefixes;  // k, v of every layer: the trained parameters
+  nn::LayerPrefixes layer_prefixes;  // what each layer's attention gets (the same tensors)
 
   // Forward (training mode) + backward of sum(hidden^2) down to the prefixes.
   void step();

@@ -37,7 +37,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr double kBusyCores = 0.3;                  // other processes' CPU use above which a round is set aside
 constexpr const char* kKindsChild = "layer_kinds";  // the child that times each kind of layer alone
 constexpr const char* kPairedChild = "paired";      // the child that interleaves every case's step
 constexpr const char* kPlainKind = "plain";         // the kinds' reference: a plain layer with prefixes
@@ -55,7 +54,7 @@ void add_visibility(PrefixedEncoder& state, std::int64_t prefix, Json& result) {
   std::vector<double> visible, prefix_visible;
   at::NoGradGuard no_grad;
   for (const auto& layer : *state.encoder->layers) layer->as<nn::EncoderLayer>()->self_attn->record_weights(true);
-  (void)state.encoder->forward(state.ids, state.padding, &state.tokens);
+  (void)state.encoder->forward(state.ids, state.padding, &state.tokens, &state.layer_prefixes);
   for (const auto& layer : *state.encoder->layers) {
     nn::MultiHeadAttention& attention = layer->as<nn::EncoderLayer>()->self_attn;
     const at::Tensor nonzero = attention->recorded_weights().ne(0);  // [1, H, L, P + L]
@@ -71,10 +70,7 @@ void run_case_child(const PrefixBenchOptions& o, const PrefixCase& c) {
   prepare_child(o.run.threads);
   const std::shared_ptr<PrefixedEncoder> state = build_encoder(c, o);
   MemoryMarks marks;
-  marks.inputs_built();
-  state->step();  // warm-up
-  const TimedRounds rounds = time_rounds([state] { state->step(); }, o.run.rounds, kBusyCores);
-  marks.rounds_done();
+  const TimedRounds rounds = time_child_step([state] { state->step(); }, o.run.rounds, marks);
   Json result{{"recipe", c.recipe}, {"prefix_len", c.prefix}, {"layer_kinds", c.kinds}};
   result.update(rounds.to_json());
   result["cpu_ms"] = rounds.cpu_ms_per_round;

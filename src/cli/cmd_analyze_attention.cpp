@@ -28,7 +28,8 @@ void register_analyze_attention(CLI::App& analyze) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{16}))
       ->capture_default_str();
   attention->add_option("--out", a->out, "output directory (default: MODEL/attention)");
-  attention->add_option("--prefix", a->prefix, "a tuned prefix file (RUN/prefix.safetensors of a prefix-tuned run) to load onto --model, its base");
+  attention->add_option("--adapter", a->adapter,
+                        "an adapter file (RUN/adapter.safetensors of a prefix-tuned run, say) to load onto --model, its base");
   attention->add_flag("--quiet", a->quiet, "no progress output");
   on_run(attention, [a] { analysis::run_attention_analysis(*a); });
 

@@ -32,6 +32,7 @@ namespace fs = std::filesystem;
 // The encoder of a run or checkpoint directory, as recipes/loaded_model.h loads the other architectures.
 struct ExtractFlags {
   std::string model;
+  std::string adapter;
   std::string data;
   std::size_t top_k = 0;
   bool trigram_blocking = false;
@@ -103,7 +104,7 @@ void print_peers(const std::vector<SystemReport>& systems) {
 
 void run_extract(const ExtractFlags& flags) {
   recipes::LoadedModel info;
-  models::EncoderModel model = recipes::load_encoder(flags.model, info, "extractive", "strata extract");
+  models::EncoderModel model = recipes::load_encoder(flags.model, info, "extractive", "strata extract", flags.adapter);
   const train::ExtractiveSelection selection = selection_of(flags, info.run);
   const ExtractiveOptions options = options_of(info.run);
   std::vector<ExtractiveExample> examples =
@@ -165,6 +166,8 @@ void register_extract(CLI::App& app) {
                  "and the oracle");
   auto flags = std::make_shared<ExtractFlags>();
   sub->add_option("--model", flags->model, "run directory (its best checkpoint) or checkpoint directory")->required();
+  sub->add_option("--adapter", flags->adapter,
+                  "an adapter file (RUN/adapter.safetensors of a run with --adapter) to load onto --model, its base");
   sub->add_option("--data", flags->data, "JSONL dataset with reference summaries")->required();
   flags->top_k_option =
       sub->add_option("--top-k", flags->top_k, "sentences selected per document (default: the run's extract.top_k)");

@@ -31,11 +31,6 @@ namespace strata::cli {
 
 namespace {
 
-// Files tuned on a base that load onto --model.
-struct TunedFiles {
-  std::string prefix, adapter;
-};
-
 namespace fs = std::filesystem;
 
 // The truncation the model was trained with, so inputs are cut the same way.
@@ -97,8 +92,8 @@ struct Summarizer {
   models::Seq2Seq model{nullptr};
   decode::SummarizeOptions options;
 
-  Summarizer(const std::string& path, const TunedFiles& tuned, const GenerationFlags& flags)
-      : model(recipes::load_seq2seq(path, info, tuned.prefix, tuned.adapter)) {
+  Summarizer(const std::string& path, const std::string& adapter, const GenerationFlags& flags)
+      : model(recipes::load_seq2seq(path, info, adapter)) {
     options.generation = generation_for(flags, info);
     options.use_cache = !flags.no_cache;
   }
@@ -112,14 +107,14 @@ struct Summarizer {
 
 struct SummarizeFlags {
   std::string model;
-  TunedFiles tuned;
+  std::string adapter;  // an adapter file to load onto --model
   std::string input = "-";
   std::string out;
   std::shared_ptr<GenerationFlags> generation;
 };
 
 void run_summarize(const SummarizeFlags& flags) {
-  Summarizer summarizer(flags.model, flags.tuned, *flags.generation);
+  Summarizer summarizer(flags.model, flags.adapter, *flags.generation);
   const std::vector<Document> documents = read_inputs(flags.input);
   const std::vector<Seq2SeqExample> examples =
       examples_of(documents, *summarizer.info.tokenizer, truncation_of(summarizer.info));
@@ -140,7 +135,7 @@ void run_summarize(const SummarizeFlags& flags) {
 
 struct EvalFlags {
   std::string model;
-  TunedFiles tuned;
+  std::string adapter;  // an adapter file to load onto --model
   std::string data;
   std::string out;
   std::size_t limit = 0;
@@ -149,7 +144,7 @@ struct EvalFlags {
 };
 
 void run_eval_summarize(const EvalFlags& flags) {
-  Summarizer summarizer(flags.model, flags.tuned, *flags.generation);
+  Summarizer summarizer(flags.model, flags.adapter, *flags.generation);
   const recipes::LoadedModel& info = summarizer.info;
   std::vector<Seq2SeqExample> examples = load_seq2seq_examples(flags.data, *info.tokenizer, truncation_of(info), true);
   if (flags.limit > 0 && examples.size() > flags.limit) examples.resize(flags.limit);
@@ -179,12 +174,10 @@ void run_eval_summarize(const EvalFlags& flags) {
   std::printf("\npredictions and scores in %s\n", out.string().c_str());
 }
 
-void add_tuned_file_options(CLI::App* sub, TunedFiles& tuned) {
-  sub->add_option("--prefix", tuned.prefix,
-                  "a tuned prefix file (RUN/prefix.safetensors of a prefix-tuned run) to load onto --model, its base")
-      ->check(CLI::ExistingFile);
-  sub->add_option("--adapter", tuned.adapter,
-                  "an adapter file (RUN/adapter.safetensors of a run with --adapter) to load onto --model, its base")
+void add_adapter_option(CLI::App* sub, std::string& adapter) {
+  sub->add_option("--adapter", adapter,
+                  "an adapter file (RUN/adapter.safetensors of a run with an adapter: LoRA, bottleneck, prefix-tuning "
+                  "or PALs) to load onto --model, its base")
       ->check(CLI::ExistingFile);
 }
 
@@ -194,7 +187,7 @@ void register_summarize(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("summarize", "Summarize documents (Markdown, man, plain text or JSONL) with a trained model");
   auto flags = std::make_shared<SummarizeFlags>();
   sub->add_option("--model", flags->model, "run directory (its best checkpoint) or checkpoint directory")->required();
-  add_tuned_file_options(sub, flags->tuned);
+  add_adapter_option(sub, flags->adapter);
   sub->add_option("--input", flags->input, "a document or a JSONL dataset; - reads standard input")->capture_default_str();
   sub->add_option("--out", flags->out, "write {id, prediction} JSON lines here instead of standard output");
   flags->generation = add_generation_flags(sub);
@@ -205,7 +198,7 @@ void register_eval_summarize(CLI::App& eval) {
   CLI::App* sub = eval.add_subcommand("summarize", "Decode a test set with a model and report ROUGE with bootstrap intervals");
   auto flags = std::make_shared<EvalFlags>();
   sub->add_option("--model", flags->model, "run directory (its best checkpoint) or checkpoint directory")->required();
-  add_tuned_file_options(sub, flags->tuned);
+  add_adapter_option(sub, flags->adapter);
   sub->add_option("--data", flags->data, "JSONL dataset with reference summaries")->required();
   sub->add_option("--out", flags->out, "directory for predictions.jsonl and rouge.json (default: beside the checkpoint)");
   sub->add_option("--limit", flags->limit, "score only the first N documents");

@@ -62,8 +62,9 @@ std::shared_ptr<TrainFlags> add_train_flags(CLI::App* sub) {
   sub->add_option("--base", flags->base,
                   "a trained run whose weights start this model (train.base_model), e.g. to train PALs on a frozen base");
   sub->add_option("--adapter", flags->adapter,
-                  "wrap the model in an adapter that alone trains (adapter.name; keys adapter.*): lora or bottleneck. "
-                  "With --base the run leaves RUN/adapter.safetensors, which loads onto the base with --adapter FILE")
+                  "an adapter that alone trains (adapter.name; keys adapter.*): lora or bottleneck wrap the model's "
+                  "linear maps, prefix (seq2seq) or pal (encoders) are built into it. The run leaves "
+                  "RUN/adapter.safetensors, which loads onto the --base model with --adapter FILE")
       ->check(CLI::IsMember(recipes::adapter_names()));
   sub->add_option("--out", flags->out, "run directory: checkpoints, metrics.jsonl, config.toml (default: runs/<config name>)");
   sub->add_option("--train-fraction", flags->train_fraction,

@@ -55,6 +55,7 @@ Seq2SeqBatch collate_seq2seq(std::span<const Seq2SeqExample> examples, std::span
       {torch::full({batch.labels.size(0), 1}, decoder_start_id, torch::kInt64), batch.labels.narrow(1, 0, target_width - 1)},
       1);
   batch.decoder_inputs.masked_fill_(batch.decoder_inputs == kIgnoreLabel, pad_id);
+  batch.decoder_padding = batch.labels.ne(kIgnoreLabel);
   return batch;
 }
 

@@ -23,21 +23,29 @@ nn::PrefixOptions prefix_options(const ModelConfig& config) {
   return o;
 }
 
-void install(torch::nn::ModuleList& layers, const std::vector<std::optional<nn::PrefixKv>>& states,
-             nn::MultiHeadAttention (*attention)(const std::shared_ptr<torch::nn::Module>&)) {
-  for (std::size_t i = 0; i < layers->size(); ++i) {
-    nn::MultiHeadAttention module = attention(layers[i]);
-    if (states[i]) {
-      module->set_prefix(*states[i]);
-    } else {
-      module->clear_prefix();
-    }
-  }
+// Blocked prefixes read each source token's segment from the layout, which the data cut into
+// data.segments even parts: an item with at least `blocks` real tokens must reach segment
+// blocks - 1, and none may pass it. Catches data loaded with another segment count.
+void check_segments(const attn::TokenLayout& layout, const at::Tensor& padding, std::int64_t blocks) {
+  if (!layout.segment.defined())
+    throw Error("model.prefix_encoder_blocks = " + std::to_string(blocks) + " reads the source layout's segments, "
+                "but the layout has none");
+  at::Tensor segment = layout.segment;  // [B, L], or [1, L] shared by the batch
+  if (padding.defined()) segment = segment.expand_as(padding);
+  const at::Tensor real = padding.defined() ? padding.to(torch::kBool) : torch::ones_like(segment, torch::kBool);
+  const at::Tensor last = segment.masked_fill(real.logical_not(), -1).amax(1);
+  const at::Tensor long_enough = real.sum(1).ge(blocks);
+  const bool fits = last.lt(blocks).all().item<bool>() &&
+                    last.eq(blocks - 1).logical_or(long_enough.logical_not()).all().item<bool>();
+  if (!fits)
+    throw Error("the source layout's segments reach " + std::to_string(last.max().item<std::int64_t>()) +
+                " but model.prefix_encoder_blocks = " + std::to_string(blocks) + " needs segments 0.." +
+                std::to_string(blocks - 1) + ": load the data with data.segments = " + std::to_string(blocks));
 }
 
 }  // namespace
 
-Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config, bool prefix_mlp) : config_(config) {
+Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config) : config_(config) {
   check_stacks(config, "seq2seq", {.encoder = true, .decoder = true, .cross_attention = true, .prefixes = true});
   shared = register_module("shared", torch::nn::Embedding(config.vocab_size, config.d_model));
   encoder = register_module("encoder", nn::TransformerEncoder(stack_options(config, Stack::Encoder), shared));
@@ -45,64 +53,51 @@ Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config, bool prefix_mlp) : config_(c
       "decoder", nn::TransformerDecoder(stack_options(config, Stack::Decoder), shared, /*cross_attention=*/true));
   if (!config.tie_embeddings)
     lm_head = register_module("lm_head", nn::AdaptableLinear(torch::nn::LinearOptions(config.d_model, config.vocab_size).bias(false)));
-  if (config.prefix_length > 0 && prefix_mlp)
+  if (config.prefix_length > 0)
     prefix = register_module("prefix", nn::PrefixTuning(prefix_options(config)));
   init_weights(*this, config.pad_id);
 }
 
 nn::PrefixStates Seq2SeqImpl::prefix_states() {
   if (config_.prefix_length == 0) throw Error("the model has no prefixes (model.prefix_length = 0)");
-  if (prefix) return prefix->forward();
-  if (!fixed_prefix_) throw Error("the model was built for a tuned prefix file, but none was loaded");
-  return *fixed_prefix_;
+  return fixed_prefix_ ? *fixed_prefix_ : prefix->forward();
 }
 
-void Seq2SeqImpl::install_prefixes() {
-  if (config_.prefix_length == 0) return;
-  const nn::PrefixStates states = prefix_states();
-  install(encoder->layers, states.encoder, [](const std::shared_ptr<torch::nn::Module>& layer) {
-    return layer->as<nn::EncoderLayer>()->self_attn;
-  });
-  install(decoder->layers, states.decoder, [](const std::shared_ptr<torch::nn::Module>& layer) {
-    return layer->as<nn::DecoderLayer>()->self_attn;
-  });
-  install(decoder->layers, states.cross, [](const std::shared_ptr<torch::nn::Module>& layer) {
-    return layer->as<nn::DecoderLayer>()->encoder_attn;
-  });
+void Seq2SeqImpl::set_fixed_prefix(nn::PrefixStates states) {
+  if (config_.prefix_length == 0) throw Error("the model has no prefixes (model.prefix_length = 0)");
+  if (prefix) {
+    unregister_module("prefix");
+    prefix = nullptr;
+  }
+  fixed_prefix_ = std::move(states);
 }
 
 bool Seq2SeqImpl::uses_layout() const {
   for (const auto* specs : {&config_.encoder_attention, &config_.cross_attention})
     for (const attn::LayerSpec& spec : *specs)
       if (spec.reads_layout()) return true;
-  return config_.decoder_hibrids.kind != attn::RelationKind::None;
+  return config_.decoder_hibrids.kind != attn::RelationKind::None || config_.prefix_encoder_blocks > 1;
 }
 
 EncoderOutput Seq2SeqImpl::encode(const at::Tensor& source, const at::Tensor& padding,
                                   const attn::TokenLayout* layout) {
-  install_prefixes();
+  EncoderOutput out{.padding = padding};
+  if (config_.prefix_length > 0) out.prefixes = prefix_states();
   const bool structured = uses_layout();
   if (structured && layout == nullptr)
-    throw Error("this model's attention reads the source's structure (model.encoder_attention, "
-                "cross_attention or decoder_hibrids), but no source layout was given");
-  std::optional<attn::TokenLayout> kept;
-  if (structured) kept = *layout;
-  // Prefix blocking reads each token's segment: the model's own even split of the input.
-  std::optional<attn::TokenLayout> blocked;
-  if (config_.prefix_encoder_blocks > 1) {
-    blocked = structured ? *layout : attn::TokenLayout{};
-    blocked->segment = nn::encoder_segments(padding, source.size(1), config_.prefix_encoder_blocks)
-                           .expand({source.size(0), source.size(1)})
-                           .contiguous()
-                           .to(source.device());
-  }
-  const attn::TokenLayout* encoder_layout = blocked ? &*blocked : structured ? layout : nullptr;
-  return {encoder(source, padding, encoder_layout), padding, kept};
+    throw Error("this model's attention reads the source's structure (model.encoder_attention, cross_attention, "
+                "decoder_hibrids or prefix_encoder_blocks), but no source layout was given");
+  if (config_.prefix_encoder_blocks > 1) check_segments(*layout, padding, config_.prefix_encoder_blocks);
+  if (structured) out.layout = *layout;
+  out.hidden = encoder(source, padding, structured ? layout : nullptr, out.prefixes ? &out.prefixes->encoder : nullptr);
+  return out;
 }
 
-at::Tensor Seq2SeqImpl::decode(const at::Tensor& inputs, const EncoderOutput& encoded, nn::KvCache* cache) {
+at::Tensor Seq2SeqImpl::decode(const at::Tensor& inputs, const EncoderOutput& encoded, nn::KvCache* cache,
+                               const at::Tensor& padding) {
   return decoder(inputs, at::Tensor(), encoded.hidden, encoded.padding, cache,
-                 encoded.layout ? &*encoded.layout : nullptr);
+                 encoded.layout ? &*encoded.layout : nullptr, encoded.prefixes ? &*encoded.prefixes : nullptr,
+                 padding);
 }
 
 at::Tensor Seq2SeqImpl::logits(const at::Tensor& hidden) {
@@ -110,8 +105,9 @@ at::Tensor Seq2SeqImpl::logits(const at::Tensor& hidden) {
 }
 
 at::Tensor Seq2SeqImpl::forward(const at::Tensor& source, const at::Tensor& padding,
-                                const at::Tensor& decoder_inputs, const attn::TokenLayout* layout) {
-  return logits(decode(decoder_inputs, encode(source, padding, layout)));
+                                const at::Tensor& decoder_inputs, const attn::TokenLayout* layout,
+                                const at::Tensor& decoder_padding) {
+  return logits(decode(decoder_inputs, encode(source, padding, layout), nullptr, decoder_padding));
 }
 
 }  // namespace strata::models

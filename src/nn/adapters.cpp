@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+
 #include "strata/core/error.h"
 #include "strata/core/strings.h"
 
@@ -10,6 +12,11 @@ namespace {
 
 const std::vector<std::string> kLoraPatterns = {"*.lora_A", "*.lora_B"};
 const std::vector<std::string> kBottleneckPatterns = {"*.bottleneck.*"};
+// The adapters a model is built with (their keys or heads enter the attention specs).
+const std::vector<std::string> kPrefixPatterns = {"prefix.*"};
+const std::vector<std::string> kPalPatterns = {"*.pal.*"};
+const std::vector<const std::vector<std::string>*> kAllPatterns = {&kLoraPatterns, &kBottleneckPatterns,
+                                                                   &kPrefixPatterns, &kPalPatterns};
 
 bool matches_any(const std::vector<std::string>& patterns, std::string_view name) {
   for (const std::string& pattern : patterns)
@@ -112,7 +119,9 @@ std::vector<std::string> unmerge_lora(torch::nn::Module& model) {
 }
 
 bool is_adapter_parameter(std::string_view name) {
-  return matches_any(kLoraPatterns, name) || matches_any(kBottleneckPatterns, name);
+  for (const auto* patterns : kAllPatterns)
+    if (matches_any(*patterns, name)) return true;
+  return false;
 }
 
 std::vector<std::string> adapter_parameter_names(const torch::nn::Module& model) {
@@ -123,17 +132,20 @@ std::vector<std::string> adapter_parameter_names(const torch::nn::Module& model)
 }
 
 std::vector<std::string> adapter_patterns(const torch::nn::Module& model) {
-  bool lora = false, bottleneck = false;
-  for (const std::string& name : adapter_parameter_names(model)) {
-    lora = lora || matches_any(kLoraPatterns, name);
-    bottleneck = bottleneck || matches_any(kBottleneckPatterns, name);
-  }
-  if (!lora && !bottleneck)
-    throw Error("the model has no adapters to train (add LoRA or bottleneck adapters first)");
+  const std::vector<std::string> names = adapter_parameter_names(model);
   std::vector<std::string> out;
-  if (lora) out.insert(out.end(), kLoraPatterns.begin(), kLoraPatterns.end());
-  if (bottleneck) out.insert(out.end(), kBottleneckPatterns.begin(), kBottleneckPatterns.end());
+  for (const auto* patterns : kAllPatterns)
+    if (std::any_of(names.begin(), names.end(), [&](const std::string& name) { return matches_any(*patterns, name); }))
+      out.insert(out.end(), patterns->begin(), patterns->end());
+  if (out.empty())
+    throw Error("the model has no adapters to train (add LoRA or bottleneck adapters, or build it with prefixes or PALs)");
   return out;
+}
+
+bool has_linear_adapters(const torch::nn::Module& model) {
+  for (const auto& [name, linear] : adaptable_linears(model))
+    if (linear->has_lora() || linear->bottleneck) return true;
+  return false;
 }
 
 }  // namespace strata::nn

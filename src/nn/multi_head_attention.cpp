@@ -71,8 +71,7 @@ at::Tensor MultiHeadAttentionImpl::cross_attention(const at::Tensor& x, const at
       cache->cross_v = v;
     }
   }
-  // The decoder's own padding is not known here: every query counts in top_p key impact.
-  return attend(x, k, v, memory_padding, at::Tensor(), /*causal=*/false, 0, nullptr, extras);
+  return attend(x, k, v, memory_padding, extras.query_padding, /*causal=*/false, 0, nullptr, extras);
 }
 
 at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at::Tensor v,
@@ -83,12 +82,12 @@ at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at:
                                           const AttentionExtras& extras) {
   attn::AttentionCall call;
   call.q = split_heads(q_proj(x));
-  if (prefix_) {
+  if (const PrefixKv* prefix = extras.prefix) {
     const std::int64_t batch = x.size(0);
-    k = torch::cat({prefix_->k.expand({batch, -1, -1, -1}), k}, 2);
-    v = torch::cat({prefix_->v.expand({batch, -1, -1, -1}), v}, 2);
-    call.prefix_len = prefix_->k.size(2);
-    call.prefix_segment = prefix_->segment;
+    k = torch::cat({prefix->k.expand({batch, -1, -1, -1}), k}, 2);
+    v = torch::cat({prefix->v.expand({batch, -1, -1, -1}), v}, 2);
+    call.prefix_len = prefix->k.size(2);
+    call.prefix_segment = prefix->segment;
   }
   call.k = k;
   call.v = v;
@@ -119,7 +118,10 @@ at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at:
   if (extras.weights || record_) {
     at::Tensor weights;
     heads = attn::attend_keeping_weights(call, weights);
-    if (record_) recorded_ = weights.detach();
+    if (record_) {
+      recorded_ = weights.detach();
+      recorded_prefix_ = call.prefix_len;
+    }
     if (extras.weights) *extras.weights = weights.narrow(-1, call.prefix_len, weights.size(-1) - call.prefix_len);
   } else {
     heads = attn::attend(call, options_.kernel);

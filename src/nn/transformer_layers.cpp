@@ -48,10 +48,10 @@ EncoderLayerImpl::EncoderLayerImpl(const LayerOptions& options) : options_(optio
 }
 
 at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& padding,
-                                     const attn::TokenLayout* layout) {
+                                     const attn::TokenLayout* layout, const PrefixKv* prefix) {
   const bool training = is_training();
   at::Tensor h = residual(x, self_attn_layer_norm, options_, training, [&](const at::Tensor& in) {
-    at::Tensor out = self_attn->self_attention(in, padding, /*causal=*/false, nullptr, {.layout = layout});
+    at::Tensor out = self_attn->self_attention(in, padding, /*causal=*/false, nullptr, {.layout = layout, .prefix = prefix});
     return pal ? out + pal(in, padding, layout) : out;
   });
   return residual(h, final_layer_norm, options_, training, [&](const at::Tensor& in) {
@@ -78,11 +78,11 @@ DecoderLayerImpl::DecoderLayerImpl(const LayerOptions& options, bool cross_atten
 
 at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& padding,
                                      const at::Tensor& memory, const at::Tensor& memory_padding,
-                                     LayerKvCache* cache, const AttentionExtras& cross,
-                                     const attn::TokenLayout* query_layout) {
+                                     LayerKvCache* cache, const AttentionExtras& self,
+                                     const AttentionExtras& cross) {
   const bool training = is_training();
   at::Tensor h = residual(x, self_attn_layer_norm, options_, training, [&](const at::Tensor& in) {
-    return self_attn->self_attention(in, padding, /*causal=*/true, cache, {.query_layout = query_layout});
+    return self_attn->self_attention(in, padding, /*causal=*/true, cache, self);
   });
   if (encoder_attn) {
     h = residual(h, encoder_attn_layer_norm, options_, training, [&](const at::Tensor& in) {

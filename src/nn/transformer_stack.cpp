@@ -59,9 +59,15 @@ TransformerEncoderImpl::TransformerEncoderImpl(const StackOptions& options,
 }
 
 at::Tensor TransformerEncoderImpl::forward(const at::Tensor& ids, const at::Tensor& padding,
-                                           const attn::TokenLayout* layout) {
+                                           const attn::TokenLayout* layout, const LayerPrefixes* prefixes) {
+  if (prefixes && prefixes->size() != layers->size())
+    throw Error("encoder: " + std::to_string(prefixes->size()) + " layers of prefixes for " +
+                std::to_string(layers->size()) + " layers");
   at::Tensor x = embed(ids, 0, embed_tokens, embed_positions, layernorm_embedding, options_, is_training());
-  for (const auto& layer : *layers) x = layer->as<EncoderLayer>()->forward(x, padding, layout);
+  for (std::size_t i = 0; i < layers->size(); ++i) {
+    const PrefixKv* prefix = prefixes && (*prefixes)[i] ? &*(*prefixes)[i] : nullptr;
+    x = layers[i]->as<EncoderLayer>()->forward(x, padding, layout, prefix);
+  }
   return layer_norm ? layer_norm(x) : x;
 }
 
@@ -82,7 +88,11 @@ TransformerDecoderImpl::TransformerDecoderImpl(const StackOptions& options,
 at::Tensor TransformerDecoderImpl::forward(const at::Tensor& ids, const at::Tensor& padding,
                                            const at::Tensor& memory,
                                            const at::Tensor& memory_padding, KvCache* cache,
-                                           const attn::TokenLayout* memory_layout) {
+                                           const attn::TokenLayout* memory_layout,
+                                           const PrefixStates* prefixes, const at::Tensor& query_padding) {
+  if (prefixes && (prefixes->decoder.size() != layers->size() || prefixes->cross.size() != layers->size()))
+    throw Error("decoder: prefixes for " + std::to_string(prefixes->decoder.size()) + " and " +
+                std::to_string(prefixes->cross.size()) + " layers, the stack has " + std::to_string(layers->size()));
   if (cache && cache->layers.size() != layers->size())
     cache->layers.resize(layers->size());
   const std::int64_t offset = cache ? cache->length : 0;
@@ -95,16 +105,25 @@ at::Tensor TransformerDecoderImpl::forward(const at::Tensor& ids, const at::Tens
                                                 options_.query_blocks).to(ids.device());
   }
   at::Tensor alignment;  // HIBRIDS-DEC: the second-last layer's cross-attention weights
+  // The layer's prefix of `family`, or null.
+  auto prefix_of = [&](const LayerPrefixes& family, std::int64_t i) -> const PrefixKv* {
+    const auto& p = family[static_cast<std::size_t>(i)];
+    return p ? &*p : nullptr;
+  };
   for (std::int64_t i = 0; i < count; ++i) {
-    AttentionExtras cross{.layout = memory_layout};
+    AttentionExtras self{.query_layout = queries ? &*queries : nullptr};
+    AttentionExtras cross{.layout = memory_layout, .query_padding = query_padding};
+    if (prefixes) {
+      self.prefix = prefix_of(prefixes->decoder, i);
+      cross.prefix = prefix_of(prefixes->cross, i);
+    }
     if (hibrids_bias.defined() && i == count - 2) cross.weights = &alignment;
     if (hibrids_bias.defined() && i == count - 1) {
       if (memory_layout == nullptr) throw Error("HIBRIDS-DEC needs the source layout");
       cross.bias = hibrids_decoder_bias(alignment, *memory_layout, hibrids_bias, options_.hibrids);
     }
     x = layers[i]->as<DecoderLayer>()->forward(x, padding, memory, memory_padding,
-                                               cache ? &cache->layers[i] : nullptr, cross,
-                                               queries ? &*queries : nullptr);
+                                               cache ? &cache->layers[i] : nullptr, self, cross);
   }
   if (cache) cache->length += ids.size(1);
   return layer_norm ? layer_norm(x) : x;

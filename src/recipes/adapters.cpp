@@ -9,22 +9,60 @@ namespace strata::recipes {
 
 void declare_adapter_keys(ConfigSchema& schema) {
   schema.add("adapter.name", std::string(),
-             "an adapter that wraps the built model, and alone trains (with train.train_only): \"\" = none, lora "
-             "(Hu et al. 2021) or bottleneck (Houlsby et al. 2019)");
+             "an adapter that alone trains (with train.train_only): \"\" = none, lora (Hu et al. 2021) or bottleneck "
+             "(Houlsby et al. 2019), which wrap the built model's linear maps, or prefix (Li & Liang 2021) or pal "
+             "(Stickland & Murray 2019), which the model is built with");
   const nn::LoraSettings lora;
   schema.add("adapter.rank", lora.r, "LoRA: the rank r of the update B A");
   schema.add("adapter.alpha", lora.alpha, "LoRA: the update is scaled by alpha / r");
   schema.add("adapter.dropout", lora.dropout, "LoRA: dropout on the adapter's input while training");
   const nn::BottleneckSettings bottleneck;
-  schema.add("adapter.size", bottleneck.size, "bottleneck: the adapter's inner width");
+  schema.add("adapter.size", bottleneck.size,
+             "bottleneck: the adapter's inner width; pal: the PAL's hidden size (when model.pal_size is 0)");
   schema.add("adapter.activation", bottleneck.activation, "bottleneck: relu or gelu");
+  schema.add("adapter.heads", std::int64_t(4), "pal: the PAL's heads (when model.pal_size is 0)");
+  schema.add("adapter.length", std::int64_t(100), "prefix: prefix slots per layer (when model.prefix_length is 0)");
   schema.add("adapter.targets", std::vector<std::string>(),
              "glob patterns over the full names of linear maps (e.g. \"*.q_proj\", \"decoder.*.fc1\"); empty = the "
              "adapter's default: LoRA on every attention's q_proj and v_proj, bottleneck after every attention's "
              "out_proj and every fc2");
 }
 
-std::vector<std::string> adapter_names() { return {"lora", "bottleneck"}; }
+std::vector<std::string> adapter_names() { return {"lora", "bottleneck", "prefix", "pal"}; }
+
+namespace {
+
+// strata::Error naming the known adapters, with the closest one.
+[[noreturn]] void unknown_adapter(const std::string& name) {
+  const auto suggestion = closest_match(name, adapter_names());
+  throw Error("adapter.name: unknown adapter '" + name + "'" +
+              (suggestion ? ", did you mean '" + *suggestion + "'?" : std::string()) +
+              " (known: lora, bottleneck, prefix, pal)");
+}
+
+// An adapter the model was built with: its parameters, as a report (no linear map wrapped).
+nn::AdapterReport built_in(const torch::nn::Module& model, const std::string& name, const char* key) {
+  nn::AdapterReport report;
+  for (const std::string& parameter : nn::adapter_parameter_names(model))
+    report.parameters += model.named_parameters()[parameter].numel();
+  if (report.parameters == 0)
+    throw Error("adapter.name = " + name + ", but the model has none (" + key + " is 0)");
+  return report;
+}
+
+}  // namespace
+
+Config with_adapter_settings(const Config& run) {
+  Config out = run;
+  const std::string name = run.get<std::string>("adapter.name");
+  if (name == "prefix" && run.get<std::int64_t>("model.prefix_length") == 0)
+    out.apply_override("model.prefix_length=" + std::to_string(run.get<std::int64_t>("adapter.length")));
+  if (name == "pal" && run.get<std::int64_t>("model.pal_size") == 0) {
+    out.apply_override("model.pal_size=" + std::to_string(run.get<std::int64_t>("adapter.size")));
+    out.apply_override("model.pal_heads=" + std::to_string(run.get<std::int64_t>("adapter.heads")));
+  }
+  return out;
+}
 
 std::optional<nn::AdapterReport> apply_adapter(const Config& run, torch::nn::Module& model) {
   const std::string name = run.get<std::string>("adapter.name");
@@ -49,9 +87,9 @@ std::optional<nn::AdapterReport> apply_adapter(const Config& run, torch::nn::Mod
   } catch (const Error& e) {
     throw Error(std::string("adapter: ") + e.what());
   }
-  const auto suggestion = closest_match(name, adapter_names());
-  throw Error("adapter.name: unknown adapter '" + name + "'" +
-              (suggestion ? ", did you mean '" + *suggestion + "'?" : std::string()) + " (known: lora, bottleneck)");
+  if (name == "prefix") return built_in(model, name, "model.prefix_length");
+  if (name == "pal") return built_in(model, name, "model.pal_size");
+  unknown_adapter(name);
 }
 
 }  // namespace strata::recipes

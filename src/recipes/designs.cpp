@@ -81,6 +81,13 @@ void declare_prefix_attention(ConfigSchema& schema) {
 }
 
 void apply_prefix_attention(const Config& run, models::ModelConfig& config) {
+  // Blocked prefixes read each source token's segment from the layout, which data.segments cuts.
+  const std::int64_t segments = run.get<std::int64_t>("data.segments");
+  if (config.prefix_encoder_blocks > 1 && segments != 0 && segments != config.prefix_encoder_blocks)
+    throw Error("data.segments = " + std::to_string(segments) + " but model.prefix_encoder_blocks = " +
+                std::to_string(config.prefix_encoder_blocks) +
+                ": the encoder's prefix groups are read by the layout's segments, so the two must agree "
+                "(leave data.segments at 0 to follow the model)");
   const std::string blocking = run.get<std::string>("model.prefix_blocking");
   const std::string sparse = run.get<std::string>("model.sparse_attention");
   const std::string sparse_layers = run.get<std::string>("model.sparse_layers");

@@ -2,9 +2,10 @@
 
 #include <torch/torch.h>
 
+#include <set>
+
 #include "strata/core/error.h"
 #include "strata/models/adapter_file.h"
-#include "strata/models/prefix_file.h"
 #include "strata/nn/adapters.h"
 #include "strata/recipes/adapters.h"
 #include "strata/recipes/architectures.h"
@@ -40,41 +41,38 @@ bool has_unmerged_lora(const torch::nn::Module& model) {
   return false;
 }
 
-// The run's own adapter before its weights (the checkpoint holds the adapter's tensors), then
-// the weights, an adapter file on top, LoRA merged for inference, eval mode.
-void load_into(torch::nn::Module& model, const train::Checkpoint& checkpoint, const LoadedModel& info,
-               const LoadOptions& options) {
-  apply_adapter(info.run, model);
-  train::load_weights_into(model, checkpoint.weights, weights_file(info));
-  if (!options.adapter.empty()) models::load_adapter_file(options.adapter, model);
-  if (options.merge_lora && has_unmerged_lora(model)) nn::merge_lora(model);
-  model.eval();
-}
-
 }  // namespace
 
 LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
   LoadedModel info;
   const train::Checkpoint checkpoint = read_checkpoint(path, options.architecture, info);
+  std::optional<models::AdapterFile> adapters;
+  if (!options.adapter.empty()) {
+    adapters = models::read_adapter_file(options.adapter);
+    info.config = models::adapted_config(info.config, *adapters, options.adapter);
+    // Blocked prefixes read the layout's segments: the data is cut as the adapter needs.
+    if (const std::int64_t blocks = info.config.prefix_encoder_blocks; blocks > 1) {
+      info.run.apply_override("model.prefix_encoder_blocks=" + std::to_string(blocks));
+      info.run.apply_override("data.segments=" + std::to_string(blocks));
+    }
+  }
   info.module = build_model(info.config);
-  load_into(*info.module, checkpoint, info, options);
+  torch::nn::Module& model = *info.module;
+  // Tensors of adapters built into the model (prefixes, PALs) come from the adapter file.
+  std::set<std::string> elsewhere;
+  if (adapters)
+    for (std::string& name : nn::adapter_parameter_names(model)) elsewhere.insert(std::move(name));
+  apply_adapter(info.run, model);  // the run's own: the checkpoint holds its tensors
+  train::load_weights_into(model, checkpoint.weights, weights_file(info), elsewhere);
+  if (adapters) models::load_adapter_file(*adapters, options.adapter, model);
+  if (options.merge_lora && has_unmerged_lora(model)) nn::merge_lora(model);
+  model.eval();
   return info;
 }
 
-models::Seq2Seq load_seq2seq(const fs::path& path, LoadedModel& info, const fs::path& prefix, const fs::path& adapter) {
-  if (prefix.empty()) {
-    info = load_model(path, {"seq2seq", adapter});
-    return model_as<models::Seq2Seq>(info.module, "seq2seq");
-  }
-  const LoadOptions options{"seq2seq", adapter};
-  const train::Checkpoint checkpoint = read_checkpoint(path, options.architecture, info);
-  models::Seq2Seq model = models::attach_prefix(info.config, info.checkpoint, prefix, [&](models::Seq2Seq& m) {
-    load_into(*m, checkpoint, info, options);
-  });
-  info.config = model->config();
-  info.module = model.ptr();
-  model->eval();
-  return model;
+models::Seq2Seq load_seq2seq(const fs::path& path, LoadedModel& info, const fs::path& adapter) {
+  info = load_model(path, {"seq2seq", adapter});
+  return model_as<models::Seq2Seq>(info.module, "seq2seq");
 }
 
 models::CausalLm load_causal_lm(const fs::path& path, LoadedModel& info, const fs::path& adapter) {

@@ -11,7 +11,6 @@
 #include "strata/core/files.h"
 #include "strata/models/adapter_file.h"
 #include "strata/models/backbone_fingerprint.h"
-#include "strata/models/prefix_file.h"
 #include "strata/nn/adapters.h"
 #include "strata/recipes/adapters.h"
 #include "strata/recipes/architectures.h"
@@ -51,34 +50,13 @@ void print_parameters(torch::nn::Module& model, const std::vector<std::string>& 
   std::printf("%s\n", train::describe_parameters(train::count_parameters(model)).c_str());
 }
 
-// A prefix-tuned run's prefix as a small file beside it (its best checkpoint's, else its
-// latest's), for `strata summarize --model BASE --prefix FILE`. It fits the base only if the
-// backbone stayed frozen (train.train_only = ["prefix.*"]): say so when it did not.
-void write_prefix(const fs::path& run_dir, const std::string& base) {
-  LoadedModel info;
-  models::Seq2Seq model = load_seq2seq(run_dir, info);
-  const fs::path file = run_dir / "prefix.safetensors";
-  models::save_prefix_file(file, model);
-  std::printf("prefix: %s (%.1f KB, from %s)\n", file.string().c_str(), static_cast<double>(fs::file_size(file)) / 1024,
-              info.checkpoint.filename().string().c_str());
-  if (base.empty()) return;
-  LoadedModel base_info;
-  models::Seq2Seq base_model = load_seq2seq(base, base_info);
-  if (models::backbone_fingerprint(*base_model) == models::backbone_fingerprint(*model)) {
-    std::printf("prefix: loads onto %s with --prefix\n", base.c_str());
-  } else {
-    std::printf("prefix: the backbone trained too (train.train_only does not hold it to [\"prefix.*\"]), so the "
-                "prefix file does not fit %s; use the run itself\n", base.c_str());
-  }
-}
-
 // An adapted run's adapter as a small file beside it (from its best checkpoint, else its
-// latest), for `--adapter FILE` on its base. As with prefixes, it fits the base only while the
-// backbone stayed frozen.
+// latest), for `--adapter FILE` on its base. It fits the base only while the backbone stayed
+// frozen (train.train_only): say so when it did not.
 void write_adapter(const fs::path& run_dir, const std::string& base) {
   LoadedModel info = load_model(run_dir, {.merge_lora = false});
   const fs::path file = run_dir / "adapter.safetensors";
-  models::save_adapter_file(file, *info.module);
+  models::save_adapter_file(file, *info.module, info.config);
   std::printf("adapter: %s (%.1f KB, from %s)\n", file.string().c_str(), static_cast<double>(fs::file_size(file)) / 1024,
               info.checkpoint.filename().string().c_str());
   if (base.empty()) return;
@@ -93,7 +71,8 @@ void write_adapter(const fs::path& run_dir, const std::string& base) {
 
 }  // namespace
 
-train::TrainResult run_training(const Config& config, const RunRequest& request) {
+train::TrainResult run_training(const Config& run_config, const RunRequest& request) {
+  const Config config = with_adapter_settings(run_config);
   const train::TrainOptions options = train::train_options(config);
   const fs::path tokenizer_path = config.get<std::string>("data.tokenizer");
   if (tokenizer_path.empty()) throw Error("data.tokenizer: no tokenizer given (make one with `strata tokenizer train`)");
@@ -117,8 +96,14 @@ train::TrainResult run_training(const Config& config, const RunRequest& request)
     std::printf("%s\n", train::describe(train::load_base_weights(task->model(), m, base)).c_str());
   std::vector<std::string> train_only = options.train_only;
   if (const auto adapter = apply_adapter(config, task->model())) {
-    std::printf("adapter: %s on %zu linear maps (%lld new parameters)\n", config.get<std::string>("adapter.name").c_str(),
-                adapter->modules.size(), static_cast<long long>(adapter->parameters));
+    const std::string name = config.get<std::string>("adapter.name");
+    if (adapter->modules.empty()) {
+      std::printf("adapter: %s, built into the model (%lld parameters)\n", name.c_str(),
+                  static_cast<long long>(adapter->parameters));
+    } else {
+      std::printf("adapter: %s on %zu linear maps (%lld new parameters)\n", name.c_str(), adapter->modules.size(),
+                  static_cast<long long>(adapter->parameters));
+    }
     // The adapter trains, and whatever train.train_only adds (a new classification head).
     for (std::string& pattern : nn::adapter_patterns(task->model())) train_only.push_back(std::move(pattern));
   }
@@ -137,8 +122,8 @@ train::TrainResult run_training(const Config& config, const RunRequest& request)
                 static_cast<long long>(*result.best_step));
   std::printf("metrics: %s (draw them with `strata plot %s`)\n", (run_dir / "metrics.jsonl").string().c_str(),
               run_dir.string().c_str());
-  if (m.prefix_length > 0) write_prefix(run_dir, base);
-  if (!config.get<std::string>("adapter.name").empty()) write_adapter(run_dir, base);
+  if (m.prefix_length > 0 || m.pal_size > 0 || !config.get<std::string>("adapter.name").empty())
+    write_adapter(run_dir, base);
   return result;
 }
 

@@ -302,8 +302,9 @@ void check_tensors_match(const NamedTensors& expected, const std::map<std::strin
 }
 
 void load_weights_into(torch::nn::Module& module, const std::map<std::string, at::Tensor>& tensors,
-                       const std::string& source_name) {
-  const NamedTensors targets = module_tensors(module);
+                       const std::string& source_name, const std::set<std::string>& elsewhere) {
+  NamedTensors targets = module_tensors(module);
+  std::erase_if(targets, [&](const auto& named) { return elsewhere.contains(named.first); });
   check_tensors_match(targets, tensors, source_name);
   torch::NoGradGuard no_grad;
   for (const auto& [name, target] : targets) target.copy_(tensors.at(name));

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "strata/core/error.h"
 #include "strata/models/model_config.h"
 
@@ -19,7 +21,9 @@ ConfigSchema run_schema() {
   s.add("data.max_target_tokens", std::int64_t(d.truncation.max_target_tokens), "target tokens kept, eos included");
   s.add("data.truncation", std::string(truncation_policy_name(d.truncation.policy)),
         "how long sources are cut: head (first tokens) or section_lead (each section's lead)");
-  s.add("data.segments", std::int64_t(d.truncation.segments), "segments of the source layout (structured attention)");
+  s.add("data.segments", std::int64_t(0),
+        "K of the source layout's even split into segments, which prefix blocking (UniBlock) and structured "
+        "attention read; 0 = model.prefix_encoder_blocks");
   s.add("data.section_tokens", std::string(section_tokens_name(d.truncation.section_tokens)),
         "markers before each section's source text: none, sectok ([SEC]) or lvlsectok ([SEC-L1], [SEC-L2], …; seed 001 §5.2)");
   s.add("data.block_size", std::int64_t(d.block_size), "language models: tokens per training chunk");
@@ -99,7 +103,12 @@ DataOptions data_options(const Config& c) {
   d.truncation.max_source_tokens = static_cast<std::size_t>(c.get<std::int64_t>("data.max_source_tokens"));
   d.truncation.max_target_tokens = static_cast<std::size_t>(c.get<std::int64_t>("data.max_target_tokens"));
   d.truncation.policy = truncation_policy_from_name(c.get<std::string>("data.truncation"));
-  d.truncation.segments = static_cast<int>(c.get<std::int64_t>("data.segments"));
+  // The layout owns the segments; the model's prefix blocks only say how many by default.
+  std::int64_t segments = c.get<std::int64_t>("data.segments");
+  if (segments < 0) throw Error(fmt::format("data.segments: must be >= 0, got {}", segments));
+  if (segments == 0)
+    segments = c.contains("model.prefix_encoder_blocks") ? c.get<std::int64_t>("model.prefix_encoder_blocks") : 1;
+  d.truncation.segments = static_cast<int>(std::max<std::int64_t>(segments, 1));
   d.truncation.section_tokens = section_tokens_from_name(c.get<std::string>("data.section_tokens"));
   d.block_size = static_cast<std::size_t>(c.get<std::int64_t>("data.block_size"));
   d.train_fraction = c.get<double>("data.train_fraction");

@@ -41,7 +41,8 @@ BatchLoss Seq2SeqTask::loss(Split split, std::span<const std::size_t> rows, doub
                                                              config.pad_id, config.decoder_start_id,
                                                              /*with_targets=*/true, model_->uses_layout());
   const at::Tensor logits =
-      model_->forward(batch.source, batch.source_padding, batch.decoder_inputs, &batch.source_layout);
+      model_->forward(batch.source, batch.source_padding, batch.decoder_inputs, &batch.source_layout,
+                      batch.decoder_padding);
   return {token_loss_sum(logits, batch.labels, label_smoothing), batch.target_tokens,
           batch.source_tokens + batch.target_tokens};
 }

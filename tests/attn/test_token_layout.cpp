@@ -100,5 +100,26 @@ TEST(TokenLayout, ExplicitLength) {
   EXPECT_EQ(TokenLayout{}.batch(), 0);
 }
 
+// Beam search reorders the items of an encoded batch: every per-item field follows, the task
+// ids included; a field shared by the batch (size 1) stays as it is.
+TEST(TokenLayout, SelectItemsCarriesTaskIds) {
+  test_support::WordTokenizer tokenizer;
+  const Layout first = tree_layout(tokenizer), second = short_layout(tokenizer);
+  TokenLayout t = batch_layouts({&first, &second});
+  EXPECT_FALSE(t.task.defined());
+  t.task = torch::tensor({0, 2}, torch::kInt32).unsqueeze(1).expand({2, t.length()}).contiguous();
+  t.document = torch::zeros({1, t.length()}, torch::kInt32);
+  const TokenLayout picked = select_items(t, torch::tensor({1, 1, 0}, torch::kInt64));
+  EXPECT_EQ(picked.batch(), 3);
+  EXPECT_EQ(row(picked.task, 0), std::vector<std::int32_t>(static_cast<std::size_t>(t.length()), 2));
+  EXPECT_EQ(row(picked.task, 2), std::vector<std::int32_t>(static_cast<std::size_t>(t.length()), 0));
+  EXPECT_EQ(row(picked.token, 1), row(t.token, 1));
+  EXPECT_EQ(picked.document.size(0), 1);
+  TokenLayout tasks_only;
+  tasks_only.task = torch::zeros({4, 7}, torch::kInt32);
+  EXPECT_EQ(tasks_only.batch(), 4);
+  EXPECT_EQ(tasks_only.length(), 7);
+}
+
 }  // namespace
 }  // namespace strata::attn

@@ -158,13 +158,13 @@ TEST_F(CliAnalyzeAttention, PrefixColumnsComeFirstAndTheSpectrumIsWritten) {
   EXPECT_NE(slurp(dir_ / "prefixed_maps" / "layer0.svg").find("keys: 4 prefix |"), std::string::npos);
 }
 
-TEST_F(CliAnalyzeAttention, ATunedPrefixFileLoadsOntoItsBase) {
-  const CliResult r = run("analyze attention --quiet --model " + path("plain") + " --prefix " +
-                          path("tuned/prefix.safetensors") + " --data " + path("valid.jsonl") + " --examples 1 --out " +
+TEST_F(CliAnalyzeAttention, ATunedPrefixAdapterLoadsOntoItsBase) {
+  const CliResult r = run("analyze attention --quiet --model " + path("plain") + " --adapter " +
+                          path("tuned/adapter.safetensors") + " --data " + path("valid.jsonl") + " --examples 1 --out " +
                           path("tuned_maps"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_maps(dir_ / "tuned_maps", 1, 4);
-  EXPECT_EQ(json::parse(slurp(dir_ / "tuned_maps" / "attention.json"))["prefix"], path("tuned/prefix.safetensors"));
+  EXPECT_EQ(json::parse(slurp(dir_ / "tuned_maps" / "attention.json"))["adapter"], path("tuned/adapter.safetensors"));
 }
 
 TEST_F(CliAnalyzeAttention, FewerExamplesThanAskedAreUsedAndSaidSo) {

@@ -122,6 +122,49 @@ TEST_F(CliExtract, FlagsOverrideTheRunsSelection) {
   EXPECT_EQ(report["trigram_blocking"], true);
 }
 
+// LoRA on the encoder: only the adapter's tensors change, and its file on the base extracts
+// exactly what the adapted run extracts.
+TEST_F(CliExtract, LoraOnTheEncoderLoadsOntoItsBase) {
+  ASSERT_EQ(trained_.exit_code, 0) << trained_.err;
+  const CliResult lora = run("train --quiet --config " + path("extractive.toml") + " --base " + path("run") +
+                             " --adapter lora --out " + path("lora") + " train.learning_rate=0.05");
+  ASSERT_EQ(lora.exit_code, 0) << lora.err;
+  EXPECT_NE(lora.out.find("adapter: lora on 2 linear maps"), std::string::npos) << lora.out;  // q_proj, v_proj
+  ASSERT_TRUE(fs::exists(dir_ / "lora/adapter.safetensors"));
+  const SafetensorsFile adapter(dir_ / "lora/adapter.safetensors");
+  for (const TensorEntry& entry : adapter.entries()) EXPECT_NE(entry.name.find("lora_"), std::string::npos) << entry.name;
+  EXPECT_EQ(adapter.entries().size(), 4u);  // A and B of each map
+
+  const std::string data = " --data " + path("valid.jsonl") + " --quiet --out ";
+  const CliResult adapted = run("extract --model " + path("lora") + data + path("adapted.jsonl"));
+  const CliResult on_base =
+      run("extract --model " + path("run") + " --adapter " + path("lora/adapter.safetensors") + data + path("base.jsonl"));
+  ASSERT_EQ(adapted.exit_code, 0) << adapted.err;
+  ASSERT_EQ(on_base.exit_code, 0) << on_base.err;
+  EXPECT_EQ(slurp(dir_ / "base.jsonl"), slurp(dir_ / "adapted.jsonl"));
+}
+
+// PALs as an adapter: `--adapter pal` builds the encoder with a PAL beside every layer
+// (adapter.size, adapter.heads), and its adapter file rebuilds them on the base.
+TEST_F(CliExtract, PalAdapterOnTheEncoderLoadsOntoItsBase) {
+  ASSERT_EQ(trained_.exit_code, 0) << trained_.err;
+  const CliResult pal = run("train --quiet --config " + path("extractive.toml") + " --base " + path("run") +
+                            " --adapter pal --out " + path("pal-adapter") + " adapter.size=16 adapter.heads=2");
+  ASSERT_EQ(pal.exit_code, 0) << pal.err;
+  EXPECT_NE(pal.out.find("adapter: pal, built into the model"), std::string::npos) << pal.out;
+  EXPECT_NE(pal.out.find("adapter: loads onto " + path("run")), std::string::npos) << pal.out;
+  const SafetensorsFile adapter(dir_ / "pal-adapter/adapter.safetensors");
+  for (const TensorEntry& entry : adapter.entries()) EXPECT_NE(entry.name.find(".pal."), std::string::npos) << entry.name;
+
+  const std::string data = " --data " + path("valid.jsonl") + " --quiet --out ";
+  const CliResult adapted = run("extract --model " + path("pal-adapter") + data + path("pal-adapted.jsonl"));
+  const CliResult on_base = run("extract --model " + path("run") + " --adapter " +
+                                path("pal-adapter/adapter.safetensors") + data + path("pal-base.jsonl"));
+  ASSERT_EQ(adapted.exit_code, 0) << adapted.err;
+  ASSERT_EQ(on_base.exit_code, 0) << on_base.err;
+  EXPECT_EQ(slurp(dir_ / "pal-base.jsonl"), slurp(dir_ / "pal-adapted.jsonl"));
+}
+
 // Seed 003 §4.3.3: PALs with the patterns in their heads train beside a frozen base model.
 TEST_F(CliExtract, PalsWithPatternsTrainOnAFrozenBase) {
   ASSERT_EQ(trained_.exit_code, 0) << trained_.err;

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "strata/core/safetensors.h"
 #include "support/cli.h"
 #include "support/toy_words.h"
 
@@ -160,6 +161,32 @@ TEST_F(CliTrain, LoraOnABaseWritesAnAdapterFileThatLoadsOntoItsBaseOnly) {
   EXPECT_NE(refused.err.find("another base model"), std::string::npos) << refused.err;
 }
 
+// Prefix-tuning as an adapter: `--adapter prefix` builds the model with prefixes
+// (adapter.length of them), trains only them, and leaves the one adapter file format, which
+// builds the prefixed model on its base and summarises as the run does.
+TEST_F(CliTrain, PrefixAdapterOnABaseLoadsOntoItsBase) {
+  ASSERT_EQ(trained_.exit_code, 0) << trained_.err;
+  const CliResult prefix = run("train --quiet --config " + path("tiny.toml") + " --base " + path("run") +
+                               " --adapter prefix --out " + path("prefix") + " adapter.length=4 train.learning_rate=0.05");
+  ASSERT_EQ(prefix.exit_code, 0) << prefix.err;
+  EXPECT_NE(prefix.out.find("adapter: prefix, built into the model"), std::string::npos) << prefix.out;
+  EXPECT_NE(prefix.out.find("adapter: loads onto " + path("run")), std::string::npos) << prefix.out;
+  const SafetensorsFile file(dir_ / "prefix/adapter.safetensors");
+  EXPECT_EQ(file.metadata().at("format"), "strata-adapter/1");
+  EXPECT_NE(file.metadata().at("model").find("\"prefix_length\":4"), std::string::npos);
+
+  const std::string docs = " --input " + path("valid.jsonl") + " --beam 1";
+  const CliResult adapted = run("summarize --model " + path("prefix") + docs);
+  const CliResult on_base =
+      run("summarize --model " + path("run") + " --adapter " + path("prefix/adapter.safetensors") + docs);
+  ASSERT_EQ(adapted.exit_code, 0) << adapted.err;
+  ASSERT_EQ(on_base.exit_code, 0) << on_base.err;
+  EXPECT_EQ(on_base.out, adapted.out);
+  const CliResult wrong = run("train --quiet --config " + path("tiny.toml") + " --adapter pal --out " + path("pal"));
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_NE(wrong.err.find("PALs belong to encoder models"), std::string::npos) << wrong.err;
+}
+
 TEST_F(CliTrain, BottleneckAdaptersTrainALanguageModel) {
   const CliResult trained = run("lm train --quiet --config " + path("tiny.toml") + " --adapter bottleneck --out " +
                                 path("lm-bottleneck") + " model.architecture=causal_lm data.block_size=16 adapter.size=8");
@@ -169,6 +196,12 @@ TEST_F(CliTrain, BottleneckAdaptersTrainALanguageModel) {
   const CliResult eval = run("lm eval --json --model " + path("lm-bottleneck") + " --data " + path("valid.jsonl"));
   ASSERT_EQ(eval.exit_code, 0) << eval.err;
   EXPECT_GT(nlohmann::json::parse(eval.out)["perplexity"].get<double>(), 1.0);
+  const CliResult lora = run("lm train --quiet --config " + path("tiny.toml") + " --adapter lora --out " +
+                             path("lm-lora") + " model.architecture=causal_lm data.block_size=16 adapter.rank=2");
+  ASSERT_EQ(lora.exit_code, 0) << lora.err;
+  EXPECT_NE(lora.out.find("adapter: lora on 2 linear maps"), std::string::npos) << lora.out;  // q_proj, v_proj
+  const CliResult lora_eval = run("lm eval --json --model " + path("lm-lora") + " --data " + path("valid.jsonl"));
+  ASSERT_EQ(lora_eval.exit_code, 0) << lora_eval.err;
   const CliResult unknown = run("train --quiet --config " + path("tiny.toml") + " --adapter lorra --out " + path("x"));
   EXPECT_NE(unknown.exit_code, 0);
 }

@@ -44,7 +44,7 @@ TEST(AdapterFile, ReproducesTheAdaptedModelOnItsBase) {
     EXPECT_EQ(backbone_fingerprint(*tuned.module), base_fingerprint);  // adapters are not the backbone
     const at::Tensor adapted = tuned.output().detach();
     const auto file = scratch(std::string(architecture) + ".safetensors");
-    save_adapter_file(file, *tuned.module);
+    save_adapter_file(file, *tuned.module, tuned.config);
 
     const AdapterFile read = read_adapter_file(file);
     EXPECT_EQ(read.fingerprint, base_fingerprint);
@@ -69,7 +69,7 @@ TEST(AdapterFile, IsRefusedOnAnotherBase) {
   test_support::TinyModel tuned = test_support::tiny_model("seq2seq", 31);
   nn::add_lora(*tuned.module, {});
   const auto file = scratch("other-base.safetensors");
-  save_adapter_file(file, *tuned.module);
+  save_adapter_file(file, *tuned.module, tuned.config);
 
   test_support::TinyModel other = test_support::tiny_model("seq2seq", 32);  // same sizes, other weights
   const std::string message = error_of([&] { load_adapter_file(file, *other.module); });
@@ -81,7 +81,49 @@ TEST(AdapterFile, IsRefusedOnAnotherBase) {
   test_support::TinyModel adapted = test_support::tiny_model("seq2seq", 31);
   nn::add_bottleneck(*adapted.module, test_support::bottleneck_options(2));
   EXPECT_EQ(error_of([&] { load_adapter_file(file, *adapted.module); }),
-            file.string() + ": the model has adapters already; load an adapter file onto the base model alone");
+            file.string() + ": the model has LoRA or bottleneck adapters already; load an adapter file onto the base "
+                            "model alone");
+  std::filesystem::remove(file);
+}
+
+// PALs are built into the model: the file holds the adapted model's config and the PAL
+// tensors, and rebuilds the PALs on the base; a base of other sizes is refused.
+TEST(AdapterFile, RebuildsPalsOnTheirBase) {
+  const auto with_pal = [](ModelConfig& c) {
+    c.pal_size = 8;
+    c.pal_heads = 2;
+  };
+  test_support::TinyModel base = test_support::tiny_model("encoder", 71);
+  test_support::TinyModel tuned = test_support::tiny_model("encoder", 71, with_pal);
+  auto copy_backbone = [&](torch::nn::Module& into) {
+    torch::NoGradGuard no_grad;
+    auto params = into.named_parameters();
+    for (const auto& p : base.module->named_parameters()) params[p.key()].copy_(p.value());
+  };
+  copy_backbone(*tuned.module);
+  randomise_adapters(*tuned.module);
+  const auto file = scratch("pal.safetensors");
+  save_adapter_file(file, *tuned.module, tuned.config);
+  const AdapterFile read = read_adapter_file(file);
+  ASSERT_TRUE(read.model.has_value());
+  EXPECT_EQ(read.model->pal_size, 8);
+  EXPECT_FALSE(read.prefix.has_value());
+  EXPECT_EQ(read.tensors.size(), nn::adapter_parameter_names(*tuned.module).size());
+  for (const auto& [name, tensor] : read.tensors) EXPECT_NE(name.find(".pal."), std::string::npos) << name;
+
+  const ModelConfig config = adapted_config(base.config, read, file);
+  test_support::TinyModel rebuilt = test_support::tiny_model("encoder", 71, [&](ModelConfig& c) { c = config; });
+  copy_backbone(*rebuilt.module);
+  load_adapter_file(read, file, *rebuilt.module);
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(torch::equal(rebuilt.output(), tuned.output()));
+  EXPECT_FALSE(torch::allclose(base.output(), tuned.output()));  // the PALs change the output
+
+  ModelConfig wider = base.config;
+  wider.d_ff = 64;
+  EXPECT_NE(error_of([&] { adapted_config(wider, read, file); }).find("d_ff 32, this base has 64"), std::string::npos);
+  EXPECT_NE(error_of([&] { adapted_config(tuned.config, read, file); }).find("prefixes or PALs of its own"),
+            std::string::npos);
   std::filesystem::remove(file);
 }
 
@@ -89,7 +131,7 @@ TEST(AdapterFile, HoldsTheBaseFingerprintAndFormatInItsMetadata) {
   test_support::TinyModel tuned = test_support::tiny_model("causal_lm", 41);
   nn::add_lora(*tuned.module, {.settings = {.r = 1}, .targets = {"lm_head"}});
   const auto file = scratch("metadata.safetensors");
-  save_adapter_file(file, *tuned.module);
+  save_adapter_file(file, *tuned.module, tuned.config);
   const SafetensorsFile raw(file);
   EXPECT_EQ(raw.metadata().at("format"), "strata-adapter/1");
   EXPECT_EQ(raw.metadata().at("base_fingerprint"), backbone_fingerprint(*tuned.module));
@@ -104,11 +146,11 @@ TEST(AdapterFile, HoldsTheBaseFingerprintAndFormatInItsMetadata) {
 TEST(AdapterFile, SavingNeedsUnmergedAdapters) {
   test_support::TinyModel model = test_support::tiny_model("encoder", 51);
   const auto file = scratch("refused.safetensors");
-  EXPECT_EQ(error_of([&] { save_adapter_file(file, *model.module); }),
+  EXPECT_EQ(error_of([&] { save_adapter_file(file, *model.module, model.config); }),
             file.string() + ": the model has no adapters to save");
   nn::add_lora(*model.module, {.targets = {"classifier"}});
   nn::merge_lora(*model.module, nn::LoraMerge::KeepAdapter);
-  EXPECT_EQ(error_of([&] { save_adapter_file(file, *model.module); }),
+  EXPECT_EQ(error_of([&] { save_adapter_file(file, *model.module, model.config); }),
             file.string() + ": cannot save the LoRA of classifier: it is merged into the weight (unmerge_lora first)");
   EXPECT_FALSE(std::filesystem::exists(file));
 }

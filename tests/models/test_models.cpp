@@ -68,6 +68,35 @@ TEST(Seq2Seq, PaddingDoesNotChangeTheRealTokensResults) {
   EXPECT_TRUE(torch::allclose(plain, with_padding, 1e-5, 1e-5));
 }
 
+// A top-p cross-attention (TruncSA on the decoder's side) keeps the keys its queries vote for:
+// a target padded into a batch gets what it gets alone once the decoder's padding is passed,
+// since the padded positions do not vote.
+TEST(Seq2Seq, PaddedTargetPositionsDoNotVoteInTopPCrossAttention) {
+  torch::manual_seed(3);
+  ModelConfig c = tiny("seq2seq");
+  attn::LayerSpec top_p;
+  top_p.heads[0].normaliser = {.kind = attn::NormaliserKind::TopP, .p = 0.5};
+  c.cross_attention = {top_p};
+  Seq2Seq model(c);
+  model->eval();
+  {  // distinct key impacts: the initialisation gives nearly uniform attention and near ties
+    torch::NoGradGuard no_grad;
+    for (auto& layer : *model->decoder->layers) {
+      layer->as<nn::DecoderLayer>()->encoder_attn->q_proj->weight.normal_(0, 0.5);
+      layer->as<nn::DecoderLayer>()->encoder_attn->k_proj->weight.normal_(0, 0.5);
+    }
+  }
+  torch::NoGradGuard no_grad;
+  const at::Tensor source = torch::randint(3, 40, {2, 7}, torch::kInt64);
+  const at::Tensor targets = torch::randint(3, 40, {2, 6}, torch::kInt64);  // row 1: 2 real, 4 padded
+  const at::Tensor padding = torch::tensor({1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0}, torch::kBool).view({2, 6});
+  const at::Tensor alone = model->forward(source.narrow(0, 1, 1), at::Tensor(), targets.narrow(0, 1, 1).narrow(1, 0, 2));
+  const at::Tensor batched = model->forward(source, at::Tensor(), targets, nullptr, padding);
+  EXPECT_TRUE(torch::allclose(batched[1].narrow(0, 0, 2), alone[0], 1e-5, 1e-5));
+  const at::Tensor voting = model->forward(source, at::Tensor(), targets);  // every position votes
+  EXPECT_FALSE(torch::allclose(voting[1].narrow(0, 0, 2), alone[0], 1e-5, 1e-5));
+}
+
 TEST(Seq2Seq, CachedStepsEqualTheFullDecoderPass) {
   for (bool pre_norm : {false, true}) {
     torch::manual_seed(2);

@@ -11,7 +11,7 @@
 #include "strata/attn/counter_random.h"
 #include "strata/core/config.h"
 #include "strata/models/prefix_settings.h"
-#include "strata/models/prefix_file.h"
+#include "strata/models/adapter_file.h"
 #include "strata/models/seq2seq.h"
 #include "support/expect.h"
 
@@ -75,7 +75,6 @@ void check_layer_zero(const attn::Normaliser& normaliser, bool training, const c
   model->train(training);
   const nn::PrefixStates states = model->prefix_states();
   auto mha = model->encoder->layers[0]->as<nn::EncoderLayer>()->self_attn;
-  mha->set_prefix(*states.encoder[0]);
   {  // distinct key impacts: BART's initialisation gives nearly uniform attention and near ties
     torch::NoGradGuard no_grad;
     mha->q_proj->weight.normal_(0, 0.5);
@@ -93,7 +92,7 @@ void check_layer_zero(const attn::Normaliser& normaliser, bool training, const c
         for (std::int64_t n = 0; n < 12; ++n) noise[0][h][i][n] = attn::counter_gumbel(seed, 0, h, i, n);
     torch::manual_seed(5);
   }
-  const at::Tensor got = mha->self_attention(x, at::Tensor(), /*causal=*/false);
+  const at::Tensor got = mha->self_attention(x, at::Tensor(), /*causal=*/false, nullptr, {.prefix = &*states.encoder[0]});
   const at::Tensor want = direct_attention(mha, *states.encoder[0], x, normaliser, noise);
   EXPECT_TRUE(torch::allclose(got, want, 1e-4, 1e-5)) << kernel << ": " << (got - want).abs().max().item<double>();
 }
@@ -130,9 +129,9 @@ TEST(PrefixTuning, ReparameterisationHasTheSizesOfLiAndLiang) {
   EXPECT_EQ(states.cross[1]->k.sizes(), (std::vector<std::int64_t>{1, 2, 5, 8}));
 }
 
-// A prefix file holds what the MLP produced: on its base it gives the tuned model's outputs;
-// on another base of the same size, or one of another size, it is refused.
-TEST(PrefixTuning, PrefixFilesLoadOntoTheirBaseOnly) {
+// An adapter file holds what the prefix MLP produced: on its base it gives the tuned model's
+// outputs; on another base of the same size, or one of another size, it is refused.
+TEST(PrefixTuning, PrefixAdapterFilesLoadOntoTheirBaseOnly) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "strata-prefix-file-test";
   std::filesystem::create_directories(dir);
   torch::manual_seed(1);
@@ -145,41 +144,89 @@ TEST(PrefixTuning, PrefixFilesLoadOntoTheirBaseOnly) {
   tuned->eval();
   ModelConfig base_config = small_prefixed(0);
   Seq2Seq base(base_config);
-  {  // the tuned model's backbone is the base's
+  auto copy_base = [&](Seq2Seq& into, Seq2Seq& from) {  // the backbone's weights, the prefix MLP aside
     torch::NoGradGuard no_grad;
-    for (const auto& p : base->named_parameters()) tuned->named_parameters()[p.key()].copy_(p.value());
-  }
-  const std::filesystem::path file = dir / "prefix.safetensors";
-  save_prefix_file(file, tuned);
-  auto load_base = [&](Seq2Seq& into) {
-    torch::NoGradGuard no_grad;
-    for (const auto& p : base->named_parameters()) into->named_parameters()[p.key()].copy_(p.value());
+    for (const auto& p : from->named_parameters()) into->named_parameters()[p.key()].copy_(p.value());
   };
-  Seq2Seq loaded = attach_prefix(base_config, "base", file, load_base);
-  loaded->eval();
+  copy_base(tuned, base);
+  const std::filesystem::path file = dir / "adapter.safetensors";
+  save_adapter_file(file, *tuned, tuned_config);
+  const AdapterFile read = read_adapter_file(file);
+  ASSERT_TRUE(read.model && read.prefix);
+  EXPECT_TRUE(read.tensors.empty());  // the states alone: no MLP, no other adapter
+
+  Seq2Seq loaded(adapted_config(base_config, read, file));
   EXPECT_EQ(loaded->config().prefix_encoder_blocks, 2);
-  EXPECT_FALSE(loaded->prefix);  // no MLP: the file's states are the prefix
+  copy_base(loaded, base);
+  load_adapter_file(read, file, *loaded);
+  loaded->eval();
+  EXPECT_FALSE(loaded->prefix);  // the MLP is gone: the file's states are the prefix
+  EXPECT_EQ(loaded->named_parameters().size(), base->named_parameters().size());
   const at::Tensor source = torch::randint(5, 40, {2, 6}, torch::kInt64);
   const at::Tensor target = torch::randint(5, 40, {2, 3}, torch::kInt64);
-  torch::NoGradGuard no_grad;
-  EXPECT_TRUE(torch::allclose(loaded->forward(source, at::Tensor(), target), tuned->forward(source, at::Tensor(), target),
-                              1e-5, 1e-6));
+  attn::TokenLayout layout;  // the data's even split into the 2 segments the prefix groups read
+  layout.segment = nn::encoder_segments(at::Tensor(), 6, 2).expand({2, 6}).contiguous();
+  {
+    torch::NoGradGuard no_grad;
+    EXPECT_TRUE(torch::allclose(loaded->forward(source, at::Tensor(), target, &layout),
+                                tuned->forward(source, at::Tensor(), target, &layout), 1e-5, 1e-6));
+  }
 
-  Seq2Seq other(base_config);  // the same size, other weights
-  const std::string foreign = error_of([&] {
-    attach_prefix(base_config, "other-base", file, [&](Seq2Seq& into) {
-      for (const auto& p : other->named_parameters()) into->named_parameters()[p.key()].copy_(p.value());
-    });
-  });
-  EXPECT_NE(foreign.find("tuned on another base model"), std::string::npos) << foreign;
-  EXPECT_NE(foreign.find("other-base"), std::string::npos) << foreign;
+  Seq2Seq other(adapted_config(base_config, read, file));  // the same size, other weights
+  const std::string foreign = error_of([&] { load_adapter_file(read, file, *other); });
+  EXPECT_NE(foreign.find("trained on another base model"), std::string::npos) << foreign;
   ModelConfig wider = base_config;
   wider.d_model = 32;
-  const std::string size = error_of([&] { attach_prefix(wider, "wide", file, load_base); });
+  const std::string size = error_of([&] { adapted_config(wider, read, file); });
   EXPECT_NE(size.find("d_model 16, this base has 32"), std::string::npos) << size;
-  const std::string prefixed_base = error_of([&] { attach_prefix(tuned_config, "tuned", file, load_base); });
-  EXPECT_NE(prefixed_base.find("already has prefixes"), std::string::npos) << prefixed_base;
+  const std::string prefixed_base = error_of([&] { adapted_config(tuned_config, read, file); });
+  EXPECT_NE(prefixed_base.find("prefixes or PALs of its own"), std::string::npos) << prefixed_base;
   std::filesystem::remove_all(dir);
+}
+
+// The prefix keys and values travel with the encoder's output: decoding one encoding reads its
+// own prefixes even after the model encoded something else with other prefix weights (no
+// state left on the attention modules between encode() and decode()).
+TEST(PrefixTuning, PrefixesPassFromEncodingToDecodingExplicitly) {
+  torch::manual_seed(3);
+  Seq2Seq model(small_prefixed());
+  model->eval();
+  torch::NoGradGuard no_grad;
+  const at::Tensor source = torch::randint(5, 40, {2, 6}, torch::kInt64);
+  const at::Tensor target = torch::randint(5, 40, {2, 4}, torch::kInt64);
+  const EncoderOutput first = model->encode(source, at::Tensor());
+  ASSERT_TRUE(first.prefixes.has_value());
+  const at::Tensor want = model->decode(target, first);
+  for (at::Tensor& p : model->prefix->parameters()) p.normal_();
+  const EncoderOutput second = model->encode(source, at::Tensor());
+  EXPECT_TRUE(torch::equal(model->decode(target, first), want));
+  EXPECT_FALSE(torch::allclose(model->decode(target, second), want));
+  EncoderOutput stripped = first;
+  stripped.prefixes.reset();  // without them the decoder's prefixed layers see no prefix slots
+  EXPECT_FALSE(torch::allclose(model->decode(target, stripped), want));
+}
+
+// Blocked prefixes read the layout's segments, which the data cut: a layout cut into another
+// number of segments than the model's prefix groups is refused, naming the key to set.
+TEST(PrefixTuning, BlockedPrefixesRefuseALayoutCutIntoOtherSegments) {
+  ModelConfig config = small_prefixed(4);
+  config.prefix_encoder_blocks = 2;
+  attn::LayerSpec blocked;
+  blocked.heads[0].mask = attn::Mask::of(attn::MaskKind::PrefixBlock);
+  config.encoder_attention = {blocked};
+  Seq2Seq model(config);
+  EXPECT_TRUE(model->uses_layout());
+  const at::Tensor source = torch::randint(5, 40, {1, 6}, torch::kInt64);
+  EXPECT_NE(error_of([&] { model->encode(source, at::Tensor()); }).find("no source layout"), std::string::npos);
+  attn::TokenLayout one;
+  one.segment = torch::zeros({1, 6}, torch::kInt32);
+  EXPECT_NE(error_of([&] { model->encode(source, at::Tensor(), &one); }).find("data.segments = 2"), std::string::npos);
+  attn::TokenLayout three;
+  three.segment = nn::encoder_segments(at::Tensor(), 6, 3);
+  EXPECT_NE(error_of([&] { model->encode(source, at::Tensor(), &three); }).find("reach 2"), std::string::npos);
+  attn::TokenLayout two;
+  two.segment = nn::encoder_segments(at::Tensor(), 6, 2);
+  EXPECT_EQ(error_of([&] { model->encode(source, at::Tensor(), &two); }), "(no error)");
 }
 
 // Blocking splits each item's real tokens evenly; a document shorter than the block count

@@ -7,6 +7,7 @@
 #include "strata/core/config.h"
 #include "strata/recipes/designs.h"
 #include "strata/recipes/recipe.h"
+#include "strata/train/run_config.h"
 #include "support/expect.h"
 
 namespace strata::recipes {
@@ -43,8 +44,23 @@ TEST(PrefixAttentionDesign, KeysRejectWhatCannotWork) {
   EXPECT_NE(error({"model.prefix_layers=top", R"(model.encoder_attention={"heads": [{"mask": "prefix_block"}]})"})
                 .find("layer 0 blocks prefixes"),
             std::string::npos);
+  // The layout owns the segments the blocked prefixes read: the data cuts as many, or follows (0).
+  EXPECT_NE(error({"model.prefix_encoder_blocks=3", "data.segments=2"}).find("the two must agree"), std::string::npos);
+  EXPECT_EQ(error({"model.prefix_encoder_blocks=3", "data.segments=3"}), "(no error)");
   // p = 1 keeps every key; blocks equal to the prefixes is the finest grouping: both fine.
   EXPECT_EQ(error({"model.sparse_attention=truncsa", "model.sparse_p=1", "model.prefix_encoder_blocks=6"}), "(no error)");
+}
+
+TEST(PrefixAttentionDesign, TheDataCutsAsManySegmentsAsTheModelBlocksByDefault) {
+  Config config;
+  for (const char* o : {"model.prefix_length=6", "model.prefix_encoder_blocks=3"}) config.apply_override(o);
+  config.validate(run_schema());
+  EXPECT_EQ(train::data_options(config).truncation.segments, 3);
+  config.apply_override("data.segments=2");
+  EXPECT_EQ(train::data_options(config).truncation.segments, 2);
+  Config plain;
+  plain.validate(run_schema());
+  EXPECT_EQ(train::data_options(plain).truncation.segments, 1);
 }
 
 TEST(Designs, EveryRecipeNamesTheDesignsWhoseKeysItSets) {

@@ -37,9 +37,9 @@ TEST(Recipes, EveryRecipeBuildsItsModel) {
       continue;
     }
     models::Seq2Seq model(m);
-    // Every seed-001 system reads the window or the tree; seed 000's blocking derives its
-    // segments in the model, so its systems need no layout.
-    EXPECT_EQ(model->uses_layout(), recipe.seed.starts_with("001"));
+    // Every seed-001 system reads the window or the tree; of seed 000's, the blocked ones read
+    // the layout's segments.
+    EXPECT_EQ(model->uses_layout(), recipe.seed.starts_with("001") || m.prefix_encoder_blocks > 1);
   }
 }
 
@@ -176,10 +176,13 @@ std::vector<Drawing> encoder_drawings(models::Seq2Seq& model) {
   std::vector<Drawing> out;
   for (auto& layer : *model->encoder->layers) layer->as<nn::EncoderLayer>()->self_attn->record_weights(true);
   torch::NoGradGuard no_grad;
-  model->encode(source, padding);
+  // Blocked prefixes read the layout's segments: each item's real tokens split evenly, as the data cuts them.
+  attn::TokenLayout layout;
+  layout.segment = nn::encoder_segments(padding, 6, std::max<std::int64_t>(model->config().prefix_encoder_blocks, 1));
+  model->encode(source, padding, &layout);
   for (auto& layer : *model->encoder->layers) {
     auto attention = layer->as<nn::EncoderLayer>()->self_attn;
-    out.push_back(drawn(attention->recorded_weights(), lengths, attention->prefix_len()));
+    out.push_back(drawn(attention->recorded_weights(), lengths, attention->recorded_prefix_len()));
   }
   return out;
 }
@@ -238,7 +241,9 @@ TEST(Recipes, Seed000DecoderMasksMatchHandDrawnOnes) {
     SCOPED_TRACE(name);
     models::Seq2Seq model = seed000_model(name);
     torch::NoGradGuard no_grad;
-    const models::EncoderOutput memory = model->encode(torch::randint(5, 40, {1, 4}, torch::kInt64), at::Tensor());
+    attn::TokenLayout source;
+    source.segment = nn::encoder_segments(at::Tensor(), 4, std::max<std::int64_t>(model->config().prefix_encoder_blocks, 1));
+    const models::EncoderOutput memory = model->encode(torch::randint(5, 40, {1, 4}, torch::kInt64), at::Tensor(), &source);
     const at::Tensor inputs = torch::randint(5, 40, {1, 5}, torch::kInt64);
     auto attention = [&](std::int64_t l) { return model->decoder->layers[l]->as<nn::DecoderLayer>()->self_attn; };
     for (std::int64_t l = 0; l < 2; ++l) attention(l)->record_weights(true);
@@ -272,7 +277,9 @@ TEST(Recipes, Seed000PrefixRecipesFreezeTheBackbone) {
     const std::vector<std::string> frozen = train::train_only(*model, train::train_options(config).train_only);
     EXPECT_FALSE(frozen.empty());
     const at::Tensor source = torch::randint(5, 40, {2, 6}, torch::kInt64);
-    model->forward(source, at::Tensor(), source).pow(2).mean().backward();
+    attn::TokenLayout layout;  // hierblock's blocked prefixes read the segments the data cuts
+    layout.segment = nn::encoder_segments(at::Tensor(), 6, std::max<std::int64_t>(model->config().prefix_encoder_blocks, 1));
+    model->forward(source, at::Tensor(), source, &layout).pow(2).mean().backward();
     for (const auto& p : model->named_parameters()) {
       const bool is_prefix = p.key().starts_with("prefix.");
       EXPECT_EQ(p.value().requires_grad(), is_prefix) << p.key();

@@ -35,6 +35,7 @@ inline models::ModelConfig tiny_config(const std::string& architecture) {
 struct TinyModel {
   std::shared_ptr<torch::nn::Module> module;
   std::function<at::Tensor()> output;  // logits on inputs fixed at construction
+  models::ModelConfig config;
 };
 
 // architecture: "seq2seq", "causal_lm" or "encoder"; built (its config changed by `adjust`)
@@ -48,15 +49,15 @@ inline TinyModel tiny_model(const std::string& architecture, std::uint64_t seed,
   const at::Tensor targets = torch::randint(3, 40, {2, 5}, torch::kInt64);
   if (architecture == "seq2seq") {
     models::Seq2Seq model(c);
-    return {model.ptr(), [=]() mutable { return model->forward(ids, at::Tensor(), targets); }};
+    return {model.ptr(), [=]() mutable { return model->forward(ids, at::Tensor(), targets); }, c};
   }
   if (architecture == "causal_lm") {
     models::CausalLm model(c);
-    return {model.ptr(), [=]() mutable { return model->forward(ids); }};
+    return {model.ptr(), [=]() mutable { return model->forward(ids); }, c};
   }
   models::EncoderModel model(c);
   const at::Tensor padding = torch::ones({2, 6}, torch::kBool);
-  return {model.ptr(), [=]() mutable { return model->forward(ids, padding).logits; }};
+  return {model.ptr(), [=]() mutable { return model->forward(ids, padding).logits; }, c};
 }
 
 // Bottleneck options set field by field: GCC 12 warns falsely (maybe-uninitialized) about

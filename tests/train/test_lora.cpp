@@ -145,7 +145,7 @@ TEST(Lora, APatternThatMatchesNothingIsAnErrorAndChangesNothing) {
             "like 'decoder.layers.0.self_attn.q_proj')");
   EXPECT_TRUE(adapter_parameter_names(*model.module).empty());
   EXPECT_EQ(error_of([&] { adapter_patterns(*model.module); }),
-            "the model has no adapters to train (add LoRA or bottleneck adapters first)");
+            "the model has no adapters to train (add LoRA or bottleneck adapters, or build it with prefixes or PALs)");
   add_lora(*model.module, {.targets = {"*.v_proj"}});
   EXPECT_EQ(error_of([&] { add_lora(*model.module, {.targets = {"*.q_proj", "*.v_proj"}}); }),
             "lora: decoder.layers.0.self_attn.v_proj has LoRA already");

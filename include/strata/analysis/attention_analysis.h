@@ -11,7 +11,7 @@ struct AttentionAnalysisOptions {
   std::string model;   // a seq2seq run directory or checkpoint
   std::string data;    // JSONL; its first `examples` usable documents are drawn
   std::string out;     // default MODEL/attention
-  std::string prefix;  // a tuned prefix file to load onto `model`, its base; empty: none
+  std::string adapter;  // an adapter file (a tuned prefix, say) to load onto `model`, its base; empty: none
   std::size_t examples = 4;
   bool quiet = false;  // no progress output
 };

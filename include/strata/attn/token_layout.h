@@ -18,6 +18,10 @@ struct TokenLayout {
   at::Tensor path_len;  // [B, S, S] int32: signed PathLen between sections (seed 001 §3.1)
   at::Tensor lvl_diff;  // [B, S, S] int32: LvlDiff between sections
   at::Tensor section_depth;  // [B, S] int32: depth of each section (root 0)
+  // [B, L] int32: the task each token's item belongs to, when one model serves several
+  // (multi-task runs; conditional attention reads it). batch_layouts leaves it undefined. Last,
+  // so that the fields above keep their places in aggregate initialisation.
+  at::Tensor task;
 
   std::int64_t batch() const;   // from the first defined per-token field
   std::int64_t length() const;

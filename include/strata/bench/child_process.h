@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "strata/bench/timing.h"
+
 namespace strata::bench {
 
 // kB from a "Name:   1234 kB" line of /proc/self/status ("VmRSS", "VmHWM"); -1 if absent.
@@ -28,6 +30,10 @@ class MemoryMarks {
  private:
   long inputs_kb_ = -1, hwm_kb_ = -1;
 };
+
+// A child's timing of one step: memory marked once the inputs are built, `warmups` untimed
+// steps, the timed rounds (time_rounds with kBusyCores), memory marked again.
+TimedRounds time_child_step(const std::function<void()>& step, int rounds, MemoryMarks& marks, int warmups = 1);
 
 struct CaseMeasurement {
   nlohmann::ordered_json result;  // what the child wrote, its memory marks taken out

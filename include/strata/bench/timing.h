@@ -10,6 +10,9 @@
 
 namespace strata::bench {
 
+// Other processes' CPU use, in cores, above which a round is set aside: every suite's.
+inline constexpr double kBusyCores = 0.3;
+
 double median_of(std::vector<double> values);
 
 // Several steps timed round by round: each round runs every step once, in an order that

@@ -20,6 +20,7 @@ struct Seq2SeqBatch {
   at::Tensor source_padding;  // [B, Ls] bool, true = real token
   at::Tensor decoder_inputs;  // [B, T]: decoder_start_id, then the target shifted right
   at::Tensor labels;          // [B, T]: the target, kIgnoreLabel after its end
+  at::Tensor decoder_padding;  // [B, T] bool, true = a real target position
   attn::TokenLayout source_layout;  // [B, Ls] ids and section trees, when asked for
   std::int64_t source_tokens = 0;
   std::int64_t target_tokens = 0;

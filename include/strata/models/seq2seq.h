@@ -17,20 +17,22 @@
 
 namespace strata::models {
 
+// What decoding reads of the source: the encoder's output and, with prefixes, the keys and
+// values every prefixed layer gets (computed once by encode(), passed to each decode() call).
 struct EncoderOutput {
   at::Tensor hidden;   // [B, Ls, d]
   at::Tensor padding;  // [B, Ls] bool, true = real token
   std::optional<attn::TokenLayout> layout{};  // the source's layout, when the model reads it
+  std::optional<nn::PrefixStates> prefixes{};  // shared by the batch: [1, H, P, Dh] each
 };
 
-// With prefixes (config.prefix_length > 0), encode() hands every attention module its
-// layer's prefix keys and values, which the decode() calls after it then read: from the
-// reparameterising MLP (`prefix`, trained) or, for a model built without it, from a tuned
-// prefix file (set_fixed_prefix).
+// With prefixes (config.prefix_length > 0) the keys and values come from the
+// reparameterising MLP (`prefix`, trained) or, once tuned, from an adapter file
+// (set_fixed_prefix, which drops the MLP). Blocked prefixes (prefix_encoder_blocks > 1) read each
+// source token's segment from the layout, which the data cut into that many parts.
 class Seq2SeqImpl : public torch::nn::Module {
  public:
-  // prefix_mlp = false builds a prefixed model without the MLP, for a tuned prefix file.
-  explicit Seq2SeqImpl(const ModelConfig& config, bool prefix_mlp = true);
+  explicit Seq2SeqImpl(const ModelConfig& config);
 
   // source: [B, Ls] int64; padding: [B, Ls] bool (true = real), or undefined for none.
   // layout: the source's structure [B, Ls]; required when the model's attention reads it
@@ -38,23 +40,27 @@ class Seq2SeqImpl : public torch::nn::Module {
   EncoderOutput encode(const at::Tensor& source, const at::Tensor& padding,
                        const attn::TokenLayout* layout = nullptr);
   // Decoder hidden states [B, T, d] for decoder inputs [B, T]. With a cache, `inputs` are
-  // the new positions only and the cache is advanced.
-  at::Tensor decode(const at::Tensor& inputs, const EncoderOutput& encoded, nn::KvCache* cache = nullptr);
+  // the new positions only and the cache is advanced. padding: [B, T] true = a real target
+  // position (what a top-p cross-attention counts), or undefined for all.
+  at::Tensor decode(const at::Tensor& inputs, const EncoderOutput& encoded, nn::KvCache* cache = nullptr,
+                    const at::Tensor& padding = {});
   at::Tensor logits(const at::Tensor& hidden);  // [.., d] -> [.., V]
-  // Teacher-forced logits [B, T, V].
+  // Teacher-forced logits [B, T, V]; decoder_padding as decode()'s padding.
   at::Tensor forward(const at::Tensor& source, const at::Tensor& padding, const at::Tensor& decoder_inputs,
-                     const attn::TokenLayout* layout = nullptr);
+                     const attn::TokenLayout* layout = nullptr, const at::Tensor& decoder_padding = {});
   // Whether encode() needs the source layout: a structured encoder or cross-attention spec,
-  // or HIBRIDS-DEC.
+  // HIBRIDS-DEC, or blocked prefixes (their segments).
   bool uses_layout() const;
 
   nn::KvCache new_cache() const { return nn::KvCache(config_.decoder_layers); }
   const ModelConfig& config() const { return config_; }
 
   // The prefix keys and values every layer gets: the MLP's output, or the fixed ones.
-  // strata::Error for a model without prefixes, or built without the MLP and given none.
+  // strata::Error for a model without prefixes.
   nn::PrefixStates prefix_states();
-  void set_fixed_prefix(nn::PrefixStates states) { fixed_prefix_ = std::move(states); }
+  // Tuned keys and values in place of the MLP, which is unregistered: its parameters are no
+  // longer the model's. strata::Error for a model without prefixes.
+  void set_fixed_prefix(nn::PrefixStates states);
 
   torch::nn::Embedding shared{nullptr};
   nn::TransformerEncoder encoder{nullptr};
@@ -63,8 +69,6 @@ class Seq2SeqImpl : public torch::nn::Module {
   nn::PrefixTuning prefix{nullptr};     // only with prefixes and their MLP
 
  private:
-  void install_prefixes();
-
   ModelConfig config_;
   std::optional<nn::PrefixStates> fixed_prefix_;
 };

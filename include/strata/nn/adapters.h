@@ -2,13 +2,17 @@
 // Adapters on a built model, the way HF PEFT's get_peft_model wraps one: LoRA (nn/lora.h)
 // and bottleneck adapters (nn/bottleneck_adapter.h) attach to the nn::AdaptableLinear maps
 // whose full names match glob patterns, on any module (models::Seq2Seq, CausalLm,
-// EncoderModel alike). The base's tensors stay trainable: train only the adapters with
+// EncoderModel alike). Prefix-tuning (nn/prefix_tuning.h) and PALs
+// (nn/projected_attention_layer.h) are adapters too, but ones a model is built with, since
+// their keys and heads enter the attention specs; the names below cover all four. The base's
+// tensors stay trainable: train only the adapters with
 //   train::train_only(model, adapter_patterns(model));
 //
 // Parameter names: LoRA adds `<linear>.lora_A` [r, in] and `<linear>.lora_B` [out, r], e.g.
 // encoder.layers.0.self_attn.q_proj.lora_A; a bottleneck adapter adds
 // `<linear>.bottleneck.down.{weight,bias}` and `<linear>.bottleneck.up.{weight,bias}`, e.g.
-// decoder.layers.1.fc2.bottleneck.up.weight.
+// decoder.layers.1.fc2.bottleneck.up.weight; prefix-tuning's MLP is `prefix.*`, a PAL
+// `encoder.layers.N.pal.*`.
 #include <torch/nn/module.h>
 
 #include <cstdint>
@@ -51,15 +55,20 @@ std::vector<std::string> merge_lora(torch::nn::Module& model, LoraMerge mode = L
 // maps' names. strata::Error when none is merged.
 std::vector<std::string> unmerge_lora(torch::nn::Module& model);
 
-// Whether a parameter's full name is an adapter's tensor (LoRA's or a bottleneck adapter's).
+// Whether a parameter's full name is an adapter's tensor (LoRA's, a bottleneck adapter's,
+// prefix-tuning's MLP or a PAL's).
 bool is_adapter_parameter(std::string_view name);
+
+// Whether any linear map of the model has LoRA or a bottleneck adapter.
+bool has_linear_adapters(const torch::nn::Module& model);
 
 // The model's adapter parameters' names, in module order.
 std::vector<std::string> adapter_parameter_names(const torch::nn::Module& model);
 
 // Globs naming the model's adapter tensors, for train::train_only: {"*.lora_A", "*.lora_B"}
-// with LoRA, "*.bottleneck.*" with bottleneck adapters. strata::Error for a model without
-// adapters (an empty list would leave every parameter trainable).
+// with LoRA, "*.bottleneck.*" with bottleneck adapters, "prefix.*" with prefixes, "*.pal.*"
+// with PALs. strata::Error for a model without adapters (an empty list would leave every
+// parameter trainable).
 std::vector<std::string> adapter_patterns(const torch::nn::Module& model);
 
 }  // namespace strata::nn

@@ -8,7 +8,6 @@
 #include <torch/nn/modules/linear.h>
 
 #include <cstdint>
-#include <optional>
 
 #include "strata/attn/attention_call.h"
 #include "strata/nn/adaptable_linear.h"
@@ -36,12 +35,16 @@ struct AttentionOptions {
 // What a call reads besides hidden states, all optional: the keys' layout (self-attention:
 // the tokens of x; cross-attention: the memory's), the queries' layout when it is not the
 // keys' (a decoder's new positions, whose segment a prefix_block mask reads; allowed with a
-// cache), a dense bias [B or 1, H or 1, Lq, Lk] added to the scores, and where to put the
-// attention weights [B, H, Lq, Lk] over the keys proper (computed by the dense reference
-// kernel; HIBRIDS-DEC reads them).
+// cache), the layer's prefix keys and values (prefix-tuning: the model passes them on every
+// call, the module keeps none), which queries are real in cross-attention ([B, Lq] bool; in
+// self-attention the key padding says), a dense bias [B or 1, H or 1, Lq, Lk] added to the
+// scores, and where to put the attention weights [B, H, Lq, Lk] over the keys proper
+// (computed by the dense reference kernel; HIBRIDS-DEC reads them).
 struct AttentionExtras {
   const attn::TokenLayout* layout = nullptr;
   const attn::TokenLayout* query_layout = nullptr;
+  const PrefixKv* prefix = nullptr;
+  at::Tensor query_padding{};
   at::Tensor bias{};
   at::Tensor* weights = nullptr;
 };
@@ -62,10 +65,6 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
                              const at::Tensor& memory_padding, LayerKvCache* cache = nullptr,
                              const AttentionExtras& extras = {});
 
-  void set_prefix(PrefixKv prefix) { prefix_ = std::move(prefix); }
-  void clear_prefix() { prefix_.reset(); }
-  std::int64_t prefix_len() const { return prefix_ ? prefix_->k.size(2) : 0; }
-
   const attn::LayerSpec& spec() const { return options_.spec; }
   std::int64_t heads() const { return options_.heads; }
 
@@ -76,8 +75,13 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
   // While recording, each call keeps its attention weights over the prefix slots then the
   // keys proper, [B, H, Lq, P + Lk] (detached; computed by the dense reference kernel, so
   // B × H × Lq × (P + Lk) memory).
-  void record_weights(bool on) { record_ = on; recorded_ = at::Tensor(); }
+  void record_weights(bool on) {
+    record_ = on;
+    recorded_ = at::Tensor();
+    recorded_prefix_ = 0;
+  }
   const at::Tensor& recorded_weights() const { return recorded_; }
+  std::int64_t recorded_prefix_len() const { return recorded_prefix_; }  // P of the last recorded call
 
   AdaptableLinear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
   at::Tensor relation_bias;  // [H, relation_count(spec.bias)], undefined without a relation
@@ -91,10 +95,10 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
                     const AttentionExtras& extras);
 
   AttentionOptions options_;
-  std::optional<PrefixKv> prefix_;
   at::Tensor head_gate_;
   bool record_ = false;
   at::Tensor recorded_;
+  std::int64_t recorded_prefix_ = 0;
 };
 TORCH_MODULE(MultiHeadAttention);
 

@@ -35,8 +35,9 @@ at::Tensor decoder_segments(std::int64_t batch, std::int64_t offset, std::int64_
                             std::int64_t segment_length, std::int64_t blocks);
 
 // One family's keys and values per layer of its stack; nullopt where a layer has none.
+using LayerPrefixes = std::vector<std::optional<PrefixKv>>;
 struct PrefixStates {
-  std::vector<std::optional<PrefixKv>> encoder, decoder, cross;
+  LayerPrefixes encoder, decoder, cross;
 };
 
 struct PrefixOptions {

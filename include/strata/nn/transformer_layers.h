@@ -40,8 +40,9 @@ class EncoderLayerImpl : public torch::nn::Module {
  public:
   explicit EncoderLayerImpl(const LayerOptions& options);
   // layout: the tokens' layout, for a structured self-attention spec (may be null otherwise).
+  // prefix: this layer's prefix keys and values, or null.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& padding,
-                     const attn::TokenLayout* layout = nullptr);
+                     const attn::TokenLayout* layout = nullptr, const PrefixKv* prefix = nullptr);
 
   MultiHeadAttention self_attn{nullptr};
   ProjectedAttentionLayer pal{nullptr};  // null without a PAL
@@ -59,13 +60,13 @@ class DecoderLayerImpl : public torch::nn::Module {
  public:
   DecoderLayerImpl(const LayerOptions& options, bool cross_attention);
   // memory / memory_padding: the encoder output and its padding (undefined without
-  // cross-attention). padding: [B, L] for the decoder's own keys, or undefined. cross: the
-  // memory's layout, a bias for the cross-attention scores, or a request for its weights.
-  // query_layout: the new positions' layout for the self-attention (their segments under
-  // prefix blocking), or null.
+  // cross-attention). padding: [B, L] for the decoder's own keys, or undefined. self: the
+  // new positions' layout (their segments under prefix blocking) and the layer's prefix.
+  // cross: the memory's layout, the layer's cross prefix, which queries are real, a bias for
+  // the cross-attention scores, or a request for its weights.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& padding, const at::Tensor& memory,
                      const at::Tensor& memory_padding, LayerKvCache* cache,
-                     const AttentionExtras& cross = {}, const attn::TokenLayout* query_layout = nullptr);
+                     const AttentionExtras& self = {}, const AttentionExtras& cross = {});
 
   MultiHeadAttention self_attn{nullptr}, encoder_attn{nullptr};
   torch::nn::LayerNorm self_attn_layer_norm{nullptr}, encoder_attn_layer_norm{nullptr},

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "strata/nn/kv_cache.h"
+#include "strata/nn/prefix_tuning.h"
 #include "strata/nn/transformer_layers.h"
 
 namespace strata::nn {
@@ -35,9 +36,10 @@ class TransformerEncoderImpl : public torch::nn::Module {
  public:
   TransformerEncoderImpl(const StackOptions& options, torch::nn::Embedding embed_tokens);
   // ids, padding: [B, L] (padding true = real token). layout: the tokens' layout, needed by
-  // structured specs that read it. Returns [B, L, d].
+  // structured specs that read it. prefixes: each layer's prefix keys and values (one entry
+  // per layer, nullopt for none), or null. Returns [B, L, d].
   at::Tensor forward(const at::Tensor& ids, const at::Tensor& padding,
-                     const attn::TokenLayout* layout = nullptr);
+                     const attn::TokenLayout* layout = nullptr, const LayerPrefixes* prefixes = nullptr);
 
   torch::nn::Embedding embed_tokens{nullptr}, embed_positions{nullptr};
   torch::nn::LayerNorm layernorm_embedding{nullptr}, layer_norm{nullptr};
@@ -55,10 +57,14 @@ class TransformerDecoderImpl : public torch::nn::Module {
   // ids: [B, T] (the new tokens only when a cache holds the earlier ones; positions continue
   // from cache->length, which this call advances). padding: [B, T] or undefined.
   // memory / memory_padding: encoder output and padding, undefined without cross-attention.
-  // memory_layout: the source's layout (cross-attention specs, HIBRIDS-DEC). Returns [B, T, d].
+  // memory_layout: the source's layout (cross-attention specs, HIBRIDS-DEC). prefixes: the
+  // decoder's and cross-attention's prefix keys and values per layer, or null.
+  // query_padding: [B, T] true = a real position, what cross-attention's top-p key impact
+  // counts (undefined = every position). Returns [B, T, d].
   at::Tensor forward(const at::Tensor& ids, const at::Tensor& padding, const at::Tensor& memory,
                      const at::Tensor& memory_padding, KvCache* cache = nullptr,
-                     const attn::TokenLayout* memory_layout = nullptr);
+                     const attn::TokenLayout* memory_layout = nullptr, const PrefixStates* prefixes = nullptr,
+                     const at::Tensor& query_padding = {});
 
   std::int64_t num_layers() const { return options_.layers; }
   const StackOptions& options() const { return options_; }

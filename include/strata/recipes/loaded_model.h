@@ -28,7 +28,9 @@ struct LoadOptions {
   // The architecture the caller needs ("" = any): strata::Error naming both when the
   // checkpoint holds another.
   std::string architecture;
-  // An adapter file (models/adapter_file.h) to load onto the checkpoint's model, its base.
+  // An adapter file (models/adapter_file.h) to load onto the checkpoint's model, its base;
+  // one with prefixes or PALs builds the model with them (info.config is then the adapted
+  // model's, and info.run cuts the data as its prefix blocking needs).
   std::filesystem::path adapter;
   // Fold LoRA into the weights for inference (nn::merge_lora); false keeps it apart.
   bool merge_lora = true;
@@ -38,11 +40,10 @@ struct LoadOptions {
 // (the run's adapter.* keys) and the one `options` adds.
 LoadedModel load_model(const std::filesystem::path& path, const LoadOptions& options = {});
 
-// Typed forms for the commands of one architecture. `prefix`, when given, is a tuned prefix
-// file (models/prefix_file.h) to load onto this base; info.config is then the prefixed
-// model's. `adapter`, when given, is an adapter file to load onto it.
+// Typed forms for the commands of one architecture. `adapter`, when given, is an adapter file
+// to load onto the checkpoint's model, as LoadOptions::adapter.
 models::Seq2Seq load_seq2seq(const std::filesystem::path& path, LoadedModel& info,
-                             const std::filesystem::path& prefix = {}, const std::filesystem::path& adapter = {});
+                             const std::filesystem::path& adapter = {});
 models::CausalLm load_causal_lm(const std::filesystem::path& path, LoadedModel& info,
                                 const std::filesystem::path& adapter = {});
 // `task`, when not empty, is the data.task the encoder must have been trained for

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -81,9 +82,10 @@ void check_tensors_match(const NamedTensors& expected, const std::map<std::strin
                          const std::string& source);
 
 // Copies the tensors into the module's parameters and buffers (without autograd) after
-// check_tensors_match: weights of another architecture are a clear error.
+// check_tensors_match: weights of another architecture are a clear error. `elsewhere`: the
+// module's tensors that these weights do not hold (an adapter file's), left as they are.
 void load_weights_into(torch::nn::Module& module, const std::map<std::string, at::Tensor>& tensors,
-                       const std::string& source_name);
+                       const std::string& source_name, const std::set<std::string>& elsewhere = {});
 
 // RUN/checkpoints/step-00001234
 std::filesystem::path checkpoint_dir(const std::filesystem::path& run_dir, std::int64_t step);
