@@ -7,6 +7,8 @@
 # Usage: bench/behaviour_check.sh BEFORE_BINARY AFTER_BINARY [OUT_DIR]
 #   STEPS=200   optimizer steps per run      DOCS=60   test pages scored per summariser
 #   CASES="demo lm ..."   only these cases (default: all)
+#   SIDES=after           run one side only (default: "before after"); the comparison waits
+#                         until both sides of a case are done
 set -euo pipefail
 before=$1
 after=$2
@@ -53,24 +55,28 @@ for c in "${cases[@]}"; do
   IFS='|' read -r name config recipe score <<< "$c"
   [[ -n "${CASES:-}" && " $CASES " != *" $name "* ]] && continue
   echo "== $name"
-  run_case before "$before" "$name" "$config" "$recipe" "$score"
-  run_case after "$after" "$name" "$config" "$recipe" "$score"
+  for side in ${SIDES:-before after}; do
+    binary=$before
+    [[ $side == after ]] && binary=$after
+    run_case "$side" "$binary" "$name" "$config" "$recipe" "$score"
+  done
 done
+[[ "${SIDES:-before after}" == "before after" ]] || exit 0
 
 python3 - "$out" <<'PY'
 import json, sys, pathlib
 out = pathlib.Path(sys.argv[1])
 same = True
-for case in sorted(p.name for p in (out / "before").iterdir()):
+for case in sorted(p.name for p in (out / "before").iterdir() if (out / "after" / p.name / "done").exists()):
     def losses(side):
         rows = [json.loads(l) for l in open(out / side / case / "run" / "metrics.jsonl")]
         # Everything but the clock: losses, learning rates, ROUGE, gradient norms.
-        clock = ("seconds", "elapsed", "per_second", "tokens_s", "time")
+        clock = ("seconds", "elapsed", "per_s", "tokens_s", "time")
         return [{k: v for k, v in r.items() if not any(c in k for c in clock)} for r in rows]
     def score(side):
         f = out / side / case / "test" / "rouge.json"
-        if f.exists():
-            return json.load(open(f))
+        if f.exists():  # the checkpoint's path aside: it names the side
+            return {k: v for k, v in json.load(open(f)).items() if k != "model"}
         log = out / side / case / "score.log"
         return log.read_text().strip().splitlines()[-3:] if log.exists() else None
     a, b = losses("before"), losses("after")
