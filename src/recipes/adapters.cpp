@@ -43,8 +43,8 @@ namespace {
 // An adapter the model was built with: its parameters, as a report (no linear map wrapped).
 nn::AdapterReport built_in(const torch::nn::Module& model, const std::string& name, const char* key) {
   nn::AdapterReport report;
-  for (const std::string& parameter : nn::adapter_parameter_names(model))
-    report.parameters += model.named_parameters()[parameter].numel();
+  for (const auto& item : model.named_parameters())
+    if (nn::is_adapter_parameter(item.key())) report.parameters += item.value().numel();
   if (report.parameters == 0)
     throw Error("adapter.name = " + name + ", but the model has none (" + key + " is 0)");
   return report;

@@ -35,6 +35,16 @@ ModelConfig small_prefixed(std::int64_t prefixes = 5) {
   return c;
 }
 
+// 4 prefixes in 2 groups, blocked in the encoder: each source segment sees its own group.
+ModelConfig blocked_prefixed() {
+  ModelConfig c = small_prefixed(4);
+  c.prefix_encoder_blocks = 2;
+  attn::LayerSpec blocked;
+  blocked.heads[0].mask = attn::Mask::of(attn::MaskKind::PrefixBlock);
+  c.encoder_attention = {blocked};
+  return c;
+}
+
 ModelConfig with_normaliser(ModelConfig c, attn::Normaliser normaliser) {
   attn::LayerSpec spec;
   spec.heads[0].normaliser = normaliser;
@@ -135,11 +145,7 @@ TEST(PrefixTuning, PrefixAdapterFilesLoadOntoTheirBaseOnly) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "strata-prefix-file-test";
   std::filesystem::create_directories(dir);
   torch::manual_seed(1);
-  ModelConfig tuned_config = small_prefixed(4);
-  tuned_config.prefix_encoder_blocks = 2;
-  attn::LayerSpec blocked;
-  blocked.heads[0].mask = attn::Mask::of(attn::MaskKind::PrefixBlock);
-  tuned_config.encoder_attention = {blocked};
+  const ModelConfig tuned_config = blocked_prefixed();
   Seq2Seq tuned(tuned_config);
   tuned->eval();
   ModelConfig base_config = small_prefixed(0);
@@ -209,12 +215,7 @@ TEST(PrefixTuning, PrefixesPassFromEncodingToDecodingExplicitly) {
 // Blocked prefixes read the layout's segments, which the data cut: a layout cut into another
 // number of segments than the model's prefix groups is refused, naming the key to set.
 TEST(PrefixTuning, BlockedPrefixesRefuseALayoutCutIntoOtherSegments) {
-  ModelConfig config = small_prefixed(4);
-  config.prefix_encoder_blocks = 2;
-  attn::LayerSpec blocked;
-  blocked.heads[0].mask = attn::Mask::of(attn::MaskKind::PrefixBlock);
-  config.encoder_attention = {blocked};
-  Seq2Seq model(config);
+  Seq2Seq model(blocked_prefixed());
   EXPECT_TRUE(model->uses_layout());
   const at::Tensor source = torch::randint(5, 40, {1, 6}, torch::kInt64);
   EXPECT_NE(error_of([&] { model->encode(source, at::Tensor()); }).find("no source layout"), std::string::npos);
