@@ -74,6 +74,11 @@ Cover on_keys(const State::Op& op, const QueryTile& q, const KeyTile& k) {
       return from(j.lo >= i.hi - op.a && j.hi <= i.lo + op.b,
                   j.hi < i.lo - op.a || j.lo > i.hi + op.b);
     case MaskKind::Global: return from(i.hi < op.a || j.hi < op.a, i.lo >= op.a && j.lo >= op.a);
+    case MaskKind::Blocks: {
+      // Every key's block within [query block - B, query block] for every query, or none.
+      const std::int64_t qlo = i.lo / op.a, qhi = i.hi / op.a, klo = j.lo / op.a, khi = j.hi / op.a;
+      return from(klo >= qhi - op.b && khi <= qlo, khi < qlo - op.b || klo > qhi);
+    }
     case MaskKind::MatchingToken: {
       const Range& repeated = q.field[static_cast<int>(LayoutField::Repeated)];
       const Cover tokens = equal(q.field[static_cast<int>(LayoutField::Token)],

@@ -217,8 +217,8 @@ std::int32_t emit(const Mask& mask, std::vector<State::Op>& program) {
   }
   State::Op op;
   op.kind = mask.kind;
-  op.a = mask.kind == MaskKind::Window ? mask.left : mask.count;
-  op.b = mask.right;
+  op.a = mask.kind == MaskKind::Window ? mask.left : mask.count;  // Blocks: the block length
+  op.b = mask.kind == MaskKind::Blocks ? mask.left : mask.right;   // Blocks: the blocks before
   op.arity = static_cast<std::int32_t>(mask.operands.size());
   program.push_back(op);
   return depth;
@@ -245,6 +245,7 @@ bool holds(const State& s, const Mask& m, std::int64_t b, std::int64_t i, std::i
     case MaskKind::Causal: return j <= iq;
     case MaskKind::Window: return iq - m.left <= j && j <= iq + m.right;
     case MaskKind::Global: return iq < m.count || j < m.count;
+    case MaskKind::Blocks: return j / m.count <= iq / m.count && j / m.count >= iq / m.count - m.left;
     case MaskKind::MatchingToken:
       return s.q(LayoutField::Token).row(b)[i] == s.k(LayoutField::Token).row(b)[j] ||
              s.q(LayoutField::Repeated).row(b)[i] == 0;
@@ -286,6 +287,13 @@ void fill(const State& s, const State::Op& op, std::int64_t b, std::int64_t i, s
         for (std::int64_t c = 0; c < kw; ++c) out[c] = j0 + c < op.a;
       }
       break;
+    case MaskKind::Blocks: {
+      // Keys from the first position of block (i' / W - B) to the last of block i' / W.
+      const std::int64_t block = iq / op.a;
+      const std::int64_t lo = (block - op.b) * op.a - j0, hi = (block + 1) * op.a - 1 - j0;
+      for (std::int64_t c = 0; c < kw; ++c) out[c] = (c >= lo) & (c <= hi);
+      break;
+    }
     case MaskKind::MatchingToken: {
       if (s.q(LayoutField::Repeated).row(b)[i] == 0) {
         std::memset(out, 1, static_cast<std::size_t>(kw));

@@ -20,12 +20,13 @@ struct PrimitiveName {
   MaskKind kind;
   std::string_view name;
 };
-// Parameterised primitives (window, global) print their parameters after the name.
+// Parameterised primitives (window, global, blocks) print their parameters after the name.
 constexpr PrimitiveName kPrimitives[] = {
     {MaskKind::All, "all"},
     {MaskKind::Causal, "causal"},
     {MaskKind::Window, "window"},
     {MaskKind::Global, "global"},
+    {MaskKind::Blocks, "blocks"},
     {MaskKind::SameSentence, "same_sentence"},
     {MaskKind::SameParagraph, "same_paragraph"},
     {MaskKind::SameSection, "same_section"},
@@ -93,12 +94,20 @@ Mask Mask::global(std::int64_t count) {
   return m;
 }
 
+Mask Mask::blocks(std::int64_t length, std::int64_t before) {
+  Mask m;
+  m.kind = MaskKind::Blocks;
+  m.count = length;
+  m.left = before;
+  return m;
+}
+
 Mask Mask::of(MaskKind kind) {
-  if (kind == MaskKind::Window || kind == MaskKind::Global || kind == MaskKind::And ||
+  if (kind == MaskKind::Window || kind == MaskKind::Global || kind == MaskKind::Blocks || kind == MaskKind::And ||
       kind == MaskKind::Or || kind == MaskKind::Not)
     throw Error(
         "Mask::of takes a primitive without parameters; use Mask::window, "
-        "Mask::global or the operators &&, ||, ! for this kind");
+        "Mask::global, Mask::blocks or the operators &&, ||, ! for this kind");
   Mask m;
   m.kind = kind;
   return m;
@@ -234,6 +243,7 @@ std::string to_string(const Mask& mask) {
     case MaskKind::Window:
       return "window(" + std::to_string(mask.left) + "," + std::to_string(mask.right) + ")";
     case MaskKind::Global: return "global(" + std::to_string(mask.count) + ")";
+    case MaskKind::Blocks: return "blocks(" + std::to_string(mask.count) + "," + std::to_string(mask.left) + ")";
     case MaskKind::And:
     case MaskKind::Or: {
       // An operand of the same operator is parenthesised so that the nesting round-trips;
@@ -280,6 +290,8 @@ void validate(const Mask& mask) {
     throw Error("attention mask " + to_string(mask) + ": window sizes must be >= 0");
   if (mask.kind == MaskKind::Global && mask.count < 0)
     throw Error("attention mask " + to_string(mask) + ": the global count must be >= 0");
+  if (mask.kind == MaskKind::Blocks && (mask.count <= 0 || mask.left < 0))
+    throw Error("attention mask " + to_string(mask) + ": blocks(W,B) needs a block length W > 0 and B >= 0 blocks before");
   for (const Mask& operand : mask.operands) validate(operand);
 }
 
@@ -383,6 +395,14 @@ class MaskParser {
         expect(')');
         return Mask::global(count);
       }
+      if (p.kind == MaskKind::Blocks) {
+        expect('(');
+        const std::int64_t length = number();
+        expect(',');
+        const std::int64_t before = number();
+        expect(')');
+        return Mask::blocks(length, before);
+      }
       if (peek('(')) fail("'" + name + "' takes no parameters");
       return p.kind == MaskKind::All ? Mask::all() : Mask::of(p.kind);
     }
@@ -433,7 +453,7 @@ class MaskParser {
   [[noreturn]] void fail(const std::string& what) const {
     throw Error("attention mask \"" + std::string(text_) + "\" at position " +
                 std::to_string(at_ + 1) + ": " + what +
-                " (masks: all, causal, window(L,R), global(N), same_sentence, same_paragraph, "
+                " (masks: all, causal, window(L,R), global(N), blocks(W,B), same_sentence, same_paragraph, "
                 "same_section, same_segment, same_document, matching_token, prefix_block; "
                 "operators: & | ! and parentheses)");
   }

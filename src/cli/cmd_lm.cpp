@@ -1,4 +1,5 @@
-// strata lm eval: perplexity of a causal language model on text.
+// strata lm eval: perplexity of a language model on text; strata lm score: the log-probability
+// of every token of one text, as JSONL.
 #include <torch/torch.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "strata/core/files.h"
 #include "strata/data/lm_examples.h"
 #include "strata/train/lm_task.h"
 #include "strata/recipes/loaded_model.h"
@@ -29,7 +31,7 @@ struct LmEvalFlags {
 
 void run_lm_eval(const LmEvalFlags& flags) {
   recipes::LoadedModel info;
-  models::CausalLm model = recipes::load_causal_lm(flags.model, info, flags.adapter);
+  const std::shared_ptr<models::LanguageModel> model = recipes::load_language_model(flags.model, info, flags.adapter);
   const std::size_t block_size = train::data_options(info.run).block_size;
   const std::vector<std::filesystem::path> inputs(flags.data.begin(), flags.data.end());
   const train::TokenBlocks blocks = load_lm_chunks(inputs, *info.tokenizer, block_size, !flags.json);
@@ -47,10 +49,64 @@ void run_lm_eval(const LmEvalFlags& flags) {
               block_size, loss, std::exp(loss));
 }
 
+struct LmScoreFlags {
+  std::string model;
+  std::string adapter;
+  std::string text;
+  std::string out;
+  std::size_t window = 0;
+};
+
+// One JSON line a token after the first: its position, id, text and log-probability given
+// every token before it; then perplexity on stderr (stdout holds the lines unless --out).
+void run_lm_score(const LmScoreFlags& flags) {
+  recipes::LoadedModel info;
+  const std::shared_ptr<models::LanguageModel> model = recipes::load_language_model(flags.model, info, flags.adapter);
+  const std::vector<std::int32_t> ids = info.tokenizer->encode(read_file(flags.text));
+  const std::vector<double> log_probs = train::token_log_probs(*model, ids, flags.window);
+  std::string lines;
+  double total = 0;
+  for (std::size_t i = 0; i < log_probs.size(); ++i) {
+    const std::int32_t id = ids[i + 1];
+    lines += nlohmann::json{{"position", i + 1}, {"token", id}, {"text", info.tokenizer->decode({&ids[i + 1], 1})},
+                            {"logprob", log_probs[i]}}
+                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+             "\n";
+    total -= log_probs[i];
+  }
+  if (flags.out.empty())
+    std::fputs(lines.c_str(), stdout);
+  else
+    write_file_atomic(flags.out, lines);
+  const double loss = total / static_cast<double>(std::max<std::size_t>(log_probs.size(), 1));
+  const std::size_t window = flags.window > 0 ? flags.window : static_cast<std::size_t>(std::max<std::int64_t>(model->max_length(), 0));
+  std::fprintf(stderr, "%zu tokens scored%s: loss %.4f nats/token, perplexity %.2f\n", log_probs.size(),
+               window > 0 ? (" in windows of " + std::to_string(window)).c_str() : " in one pass", loss, std::exp(loss));
+}
+
 }  // namespace
 
+void register_lm_score(CLI::App& lm) {
+  CLI::App* sub = lm.add_subcommand(
+      "score", "The log-probability of every token of a text given the ones before it, as JSONL (and its perplexity)");
+  sub->footer(
+      "A model with learned positions (causal_lm) reads the text in consecutive windows of model.max_positions "
+      "tokens, each starting afresh; a Block-State Transformer (bst_lm) reads it in one pass, at any length. "
+      "Lines: {\"position\", \"token\", \"text\", \"logprob\"} for every token after the first.");
+  auto flags = std::make_shared<LmScoreFlags>();
+  sub->add_option("--model", flags->model, "run directory (its best checkpoint) or checkpoint directory")->required();
+  sub->add_option("--adapter", flags->adapter, "an adapter file to load onto --model, its base")->check(CLI::ExistingFile);
+  sub->add_option("--text", flags->text, "the text file to score")->required()->check(CLI::ExistingFile);
+  sub->add_option("--out", flags->out, "write the JSONL here (write then rename) instead of stdout");
+  sub->add_option("--window", flags->window,
+                  "read the text in consecutive windows of this many tokens, each starting afresh (default: the "
+                  "model's max_positions, or one pass for bst_lm): length generalisation at a fixed length")
+      ->check(CLI::Range(std::size_t{2}, std::size_t{1} << 30));
+  on_run(sub, [flags] { run_lm_score(*flags); });
+}
+
 void register_lm_eval(CLI::App& lm) {
-  CLI::App* sub = lm.add_subcommand("eval", "Perplexity of a causal LM on JSONL datasets or text files");
+  CLI::App* sub = lm.add_subcommand("eval", "Perplexity of a language model (causal_lm, bst_lm) on JSONL datasets or text files");
   auto flags = std::make_shared<LmEvalFlags>();
   sub->add_option("--model", flags->model, "run directory (its best checkpoint) or checkpoint directory")->required();
   sub->add_option("--adapter", flags->adapter,

@@ -32,10 +32,11 @@ void register_all(CLI::App& app) {
   register_analyze_heads(*analyze);
   register_analyze_patterns(*analyze);
   register_analyze_attention(*analyze);
-  CLI::App* lm = app.add_subcommand("lm", "Causal language models: train, perplexity");
+  CLI::App* lm = app.add_subcommand("lm", "Language models: train, perplexity, per-token scores");
   lm->require_subcommand(1);
   register_lm_train(*lm);
   register_lm_eval(*lm);
+  register_lm_score(*lm);
   CLI::App* eval = app.add_subcommand("eval", "Score outputs (ROUGE, BLEU, copy rate, hierarchy F1) and models (summarize)");
   eval->require_subcommand(1);
   register_eval_rouge(*eval);
@@ -46,6 +47,7 @@ void register_all(CLI::App& app) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks that run from the installed binary");
   bench->require_subcommand(1);
   register_bench_attention(*bench);
+  register_bench_bst(*bench);
   register_bench_hibrids(*bench);
   register_bench_patterns(*bench);
   register_bench_prefix(*bench);

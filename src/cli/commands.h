@@ -27,6 +27,7 @@ void register_analyze_attention(CLI::App& analyze);  // strata analyze attention
 // `lm` is one group shared by two files.
 void register_lm_train(CLI::App& lm);    // strata lm train
 void register_lm_eval(CLI::App& lm);     // strata lm eval
+void register_lm_score(CLI::App& lm);    // strata lm score
 // `eval` is one group shared by several files.
 void register_eval_rouge(CLI::App& eval);  // strata eval rouge
 void register_eval_bleu(CLI::App& eval);   // strata eval bleu
@@ -35,6 +36,7 @@ void register_eval_hierarchy(CLI::App& eval);  // strata eval hierarchy
 void register_eval_summarize(CLI::App& eval);  // strata eval summarize
 // `bench` is one group; each benchmark is a file of its own.
 void register_bench_attention(CLI::App& bench);  // strata bench attention
+void register_bench_bst(CLI::App& bench);        // strata bench bst
 void register_bench_hibrids(CLI::App& bench);    // strata bench hibrids
 void register_bench_patterns(CLI::App& bench);   // strata bench patterns
 void register_bench_prefix(CLI::App& bench);     // strata bench prefix

@@ -1,10 +1,12 @@
 #include "strata/models/model_config.h"
 
+#include <algorithm>
 #include <type_traits>
 
 #include "strata/models/prefix_settings.h"
 #include "strata/core/config.h"
 #include "strata/core/error.h"
+#include "strata/core/strings.h"
 
 namespace strata::models {
 
@@ -45,6 +47,15 @@ void visit_fields(C& c, F&& f) {
     "prefix blocking: output positions per decoder segment (the last segment takes the rest)");
   f("hierarchy_split", c.hierarchy_split, Origin::User,
     "hierarchical designs (HierBlock, HTruncSA, HSoftSA): layers below this one are the lower ones; 0 = half of each stack, rounded up");
+  f("bst_window", c.bst_window, Origin::User, "bst_lm: W, the tokens of a block (SLIDE attends to its own block and the one before)");
+  f("bst_layers", c.bst_layers, Origin::User, "bst_lm: the BST layers, indices from 0 (e.g. \"1,3\"); the rest are SLIDE layers; \"\" = none");
+  f("bst_context", c.bst_context, Origin::User, "bst_lm: context states: sh (single-head), mh (multi-head) or mf (multi-filter)");
+  f("bst_kernel", c.bst_kernel, Origin::User, "bst_lm: the SSM kernel: s4d or unstructured (Eq. 5.4)");
+  f("bst_states", c.bst_states, Origin::User, "bst_lm: S4D's state size N (N / 2 complex modes)");
+  f("bst_filters", c.bst_filters, Origin::User, "bst_lm: S, the context states a block reads under mf");
+  f("bst_filter_length", c.bst_filter_length, Origin::User,
+    "bst_lm: the training length the unstructured kernel's t in [0, 1] spans");
+  f("bst_ssm_width", c.bst_ssm_width, Origin::User, "bst_lm: the SSM's channels; 0 = d_model / 4 (mf: d_model / 8)");
   f("marker_id", c.marker_id, Origin::Tokenizer, "encoder marker head: the marker token id");
   f("pad_id", c.pad_id, Origin::Tokenizer, "padding token id");
   f("bos_id", c.bos_id, Origin::Tokenizer, "start-of-sequence token id");
@@ -87,6 +98,30 @@ attn::Relation relation_from(const nlohmann::json& json, const std::string& key)
 }
 
 }  // namespace
+
+std::vector<bool> layer_indices(const std::string& field, const std::string& text, std::int64_t layers) {
+  std::vector<bool> out(static_cast<std::size_t>(layers), false);
+  if (trim(text).empty()) return out;
+  for (std::size_t begin = 0; begin <= text.size();) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    const std::string index(trim(std::string_view(text).substr(begin, end - begin)));
+    begin = end + 1;
+    std::size_t used = 0;
+    std::int64_t i = -1;
+    try {
+      i = std::stoll(index, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != index.size())
+      throw Error(field + ": '" + text + "' is not a list of layer indices such as \"0,5\"");
+    if (i < 0 || i >= layers)
+      throw Error(field + ": layer " + index + " is outside the stack's " + std::to_string(layers) +
+                  " layers (indices from 0)");
+    out[static_cast<std::size_t>(i)] = true;
+  }
+  return out;
+}
 
 attn::LayerSpec ModelConfig::spec_of(const std::vector<attn::LayerSpec>& specs, std::int64_t layer) {
   if (specs.empty()) return {};
@@ -183,7 +218,8 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string
     visit_fields(config, [&](const char* name, auto& value, Origin, const char*) {
       // Fields added after config.json files already existed keep their defaults when absent.
       const std::string_view n = name;
-      const bool added_later = n == "pal_size" || n == "pal_heads" || n.starts_with("prefix_") || n == "hierarchy_split";
+      const bool added_later = n == "pal_size" || n == "pal_heads" || n.starts_with("prefix_") || n == "hierarchy_split" ||
+                               n.starts_with("bst_");
       if (added_later && !json.contains(name)) return;
       value = field(name).get<std::remove_reference_t<decltype(value)>>();
     });

@@ -22,25 +22,8 @@ std::vector<bool> prefix_layers(const ModelConfig& config, std::int64_t layers) 
       out[static_cast<std::size_t>(i)] = text == "all" || (text == "low") == (i < split);
     return out;
   }
-  for (std::size_t begin = 0; begin <= text.size();) {
-    const std::size_t end = std::min(text.find(',', begin), text.size());
-    const std::string index(trim(std::string_view(text).substr(begin, end - begin)));
-    begin = end + 1;
-    std::size_t used = 0;
-    std::int64_t i = -1;
-    try {
-      i = std::stoll(index, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != index.size())
-      throw Error("model.prefix_layers: '" + text + "' is not all, low, top or a list of layer indices such as \"0,5\"");
-    if (i < 0 || i >= layers)
-      throw Error("model.prefix_layers: layer " + index + " is outside the stack's " + std::to_string(layers) +
-                  " layers (indices from 0)");
-    out[static_cast<std::size_t>(i)] = true;
-  }
-  return out;
+  if (trim(text).empty()) throw Error("model.prefix_layers: empty (all, low, top or layer indices such as \"0,5\")");
+  return layer_indices("model.prefix_layers", text, layers);
 }
 
 namespace {

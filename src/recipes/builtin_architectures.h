@@ -15,6 +15,7 @@ std::vector<Architecture> builtin_architectures();
 
 Architecture seq2seq_architecture();
 Architecture causal_lm_architecture();
+Architecture bst_lm_architecture();
 Architecture encoder_architecture();
 
 // The training set cut to data.train_fraction, saying so when it is cut.

@@ -1,9 +1,11 @@
-// causal_lm: the GPT-2-like decoder-only language model, trained on blocks of text.
+// The language-model families: causal_lm (GPT-2-like) and bst_lm (Block-State Transformer).
+// Both train on blocks of text (train::LmTask) and continue prompts (decode::CausalLmStepper).
 #include <torch/torch.h>
 
 #include "builtin_architectures.h"
 #include "strata/data/lm_examples.h"
 #include "strata/decode/model_steppers.h"
+#include "strata/models/bst_lm.h"
 #include "strata/models/causal_lm.h"
 #include "strata/train/lm_task.h"
 
@@ -19,7 +21,7 @@ std::shared_ptr<models::LanguageModel> language_model(const std::shared_ptr<torc
 }
 
 std::unique_ptr<train::TrainTask> make_lm_task(std::shared_ptr<torch::nn::Module> module, const TaskInputs& in) {
-  reject_denoising(in, "causal_lm");
+  reject_denoising(in, in.model.architecture);
   const train::DataOptions options = train::data_options(in.run);
   auto load = [&](const std::filesystem::path& path) {
     return path.empty() ? train::TokenBlocks{} : load_lm_chunks({path}, in.tokenizer, options.block_size, !in.quiet);
@@ -31,6 +33,13 @@ std::unique_ptr<train::TrainTask> make_lm_task(std::shared_ptr<torch::nn::Module
                                          std::move(valid_set));
 }
 
+MakeStepper lm_stepper(bool can_cache) {
+  return [can_cache](std::shared_ptr<torch::nn::Module> module,
+                     const DecodeInputs& in) -> std::unique_ptr<decode::StepModel> {
+    return std::make_unique<decode::CausalLmStepper>(language_model(module), in.ids, in.use_cache && can_cache);
+  };
+}
+
 }  // namespace
 
 Architecture causal_lm_architecture() {
@@ -38,11 +47,15 @@ Architecture causal_lm_architecture() {
           [](const models::ModelConfig& config) -> std::shared_ptr<torch::nn::Module> {
             return models::CausalLm(config).ptr();
           },
-          make_lm_task,
-          [](std::shared_ptr<torch::nn::Module> module, const DecodeInputs& in) -> std::unique_ptr<decode::StepModel> {
-            return std::make_unique<decode::CausalLmStepper>(language_model(module), in.ids,
-                                                             in.use_cache);
-          }};
+          make_lm_task, lm_stepper(/*can_cache=*/true)};
+}
+
+Architecture bst_lm_architecture() {
+  return {"bst_lm", "Block-State Transformer language model (thesis ch. 5): SLIDE layers, BST layers at model.bst_layers",
+          [](const models::ModelConfig& config) -> std::shared_ptr<torch::nn::Module> {
+            return models::BstLm(config).ptr();
+          },
+          make_lm_task, lm_stepper(/*can_cache=*/false)};
 }
 
 }  // namespace strata::recipes

@@ -75,9 +75,14 @@ models::Seq2Seq load_seq2seq(const fs::path& path, LoadedModel& info, const fs::
   return model_as<models::Seq2Seq>(info.module, "seq2seq");
 }
 
-models::CausalLm load_causal_lm(const fs::path& path, LoadedModel& info, const fs::path& adapter) {
-  info = load_model(path, {"causal_lm", adapter});
-  return model_as<models::CausalLm>(info.module, "causal_lm");
+std::shared_ptr<models::LanguageModel> load_language_model(const fs::path& path, LoadedModel& info,
+                                                           const fs::path& adapter) {
+  info = load_model(path, {"", adapter});
+  auto lm = std::dynamic_pointer_cast<models::LanguageModel>(info.module);
+  if (!lm)
+    throw Error((info.checkpoint / "config.json").string() + ": a " + info.config.architecture +
+                " model, not a language model (causal_lm, bst_lm)");
+  return lm;
 }
 
 models::EncoderModel load_encoder(const fs::path& path, LoadedModel& info, const std::string& task,

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "strata/nn/state_space.h"
 #include "strata/train/checkpoint.h"
 
 namespace strata::train {
@@ -19,7 +20,8 @@ bool decays(const std::string& name, const at::Tensor& parameter) {
   const bool norm = lower.find("layer_norm") != std::string::npos ||
                     lower.find("layernorm") != std::string::npos ||
                     lower.find("_norm") != std::string::npos;
-  return !bias && !norm && parameter.dim() != 1;
+  // A state-space model's A and dt train without weight decay (thesis ch. 5, as S4 does).
+  return !bias && !norm && parameter.dim() != 1 && !nn::is_state_space_dynamics(name);
 }
 
 AdamW::AdamW(const NamedTensors& parameters, AdamWOptions options) : options_(options) {

@@ -122,6 +122,29 @@ TEST(BlockMask, WindowSkipsFarTiles) {
   EXPECT_DOUBLE_EQ(m.tile_density(), 46.0 / 256.0);
 }
 
+TEST(BlockMask, BlocksVisitTheirOwnAndThePreviousBlockOnly) {
+  // SLIDE over 128 tokens in blocks of 32: each query tile of 16 sees 32 to 64 keys.
+  AttentionCall call = call_of(1, 128, 0, 128);
+  call.causal = true;
+  LayerSpec spec;
+  spec.heads[0].mask = Mask::blocks(32, 1);
+  call.spec = &spec;
+  const BlockMask m = compile_block_mask(call, 16, 16);
+  EXPECT_EQ(tiles(m, 0, 0, 0), "p.......");
+  EXPECT_EQ(tiles(m, 0, 0, 1), "Fp......");
+  EXPECT_EQ(tiles(m, 0, 0, 2), "FFp.....");
+  EXPECT_EQ(tiles(m, 0, 0, 5), "..FFFp..");
+  EXPECT_EQ(tiles(m, 0, 0, 7), "....FFFp");
+  // A tile that straddles a block boundary is partial on its oldest keys.
+  EXPECT_EQ(tiles(compile_block_mask(call, 24, 24), 0, 0, 2), "ppp...");
+  // Decoding past a cache: the same tiles as the full pass's last row.
+  AttentionCall decode = call_of(1, 16, 0, 128);
+  decode.causal = true;
+  decode.query_offset = 112;
+  decode.spec = &spec;
+  EXPECT_EQ(tiles(compile_block_mask(decode, 16, 16), 0, 0, 0), "....FFFp");
+}
+
 TEST(BlockMask, CausalFlagGivesFullTilesBelowTheDiagonal) {
   AttentionCall call = call_of(1, 64, 0, 64);
   call.causal = true;

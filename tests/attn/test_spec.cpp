@@ -43,6 +43,8 @@ TEST(Spec, ParsesTheDocumentedSyntax) {
   EXPECT_EQ(parse_mask(" ! causal & same_section "), !Mask::causal() && kSection);
   EXPECT_EQ(parse_mask("!(causal | all)"), !(Mask::causal() || Mask::all()));
   EXPECT_EQ(parse_mask("window( 2 , 0 )"), Mask::window(2, 0));
+  EXPECT_EQ(parse_mask("blocks(64,1) & causal"), Mask::blocks(64, 1) && Mask::causal());
+  EXPECT_EQ(to_string(Mask::blocks(64, 1) && Mask::causal()), "blocks(64,1) & causal");
   EXPECT_EQ(parse_mask("same_document"), Mask::of(MaskKind::SameDocument));
   EXPECT_EQ(parse_mask("same_paragraph & same_segment").operands[1],
             Mask::of(MaskKind::SameSegment));
@@ -69,7 +71,7 @@ TEST(Spec, PrintingRoundTrips) {
 
 TEST(Spec, SyntaxErrorsNameThePositionAndTheKnownNames) {
   const std::string known =
-      " (masks: all, causal, window(L,R), global(N), same_sentence, "
+      " (masks: all, causal, window(L,R), global(N), blocks(W,B), same_sentence, "
       "same_paragraph, same_section, same_segment, same_document, "
       "matching_token, prefix_block; operators: & | ! and parentheses)";
   EXPECT_EQ(error_of([] { parse_mask("causal & same_sentense"); }),
@@ -184,6 +186,9 @@ TEST(Spec, ValidateNamesTheBadParameter) {
   spec.heads[0].mask = Mask::causal() && Mask::window(-1, 2);
   EXPECT_EQ(error_of([&] { validate(spec); }),
             "attention mask window(-1,2): window sizes must be >= 0");
+  spec.heads[0].mask = Mask::blocks(0, 1);
+  EXPECT_EQ(error_of([&] { validate(spec); }),
+            "attention mask blocks(0,1): blocks(W,B) needs a block length W > 0 and B >= 0 blocks before");
   spec.heads[0] = HeadSpec{};
   spec.heads[0].mask.kind = MaskKind::Or;
   spec.heads[0].mask.operands = {Mask::all()};

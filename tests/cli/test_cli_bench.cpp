@@ -80,5 +80,32 @@ TEST_F(CliBench, HibridsRejectsAnUnknownCase) {
   EXPECT_NE(r.err.find("nonsense"), std::string::npos) << r.err;
 }
 
+TEST_F(CliBench, BstTimesEveryLayerAtEveryLengthWithItsFlops) {
+  const fs::path json = dir_ / "bst.json";
+  const Result r = run("bench bst --quick --rounds 1 --lengths 64,128 --window 16 --json " + json.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  EXPECT_EQ(j["benchmark"], "bst");
+  EXPECT_EQ(j["window"], 16);
+  ASSERT_EQ(j["cases"].size(), 8u);
+  for (const char* length : {"64", "128"})
+    for (const char* layer : {"slide", "bst_sh", "bst_mh", "bst_mf"}) {
+      const std::string name = std::string(layer) + "@" + length;
+      ASSERT_TRUE(j["cases"].contains(name)) << name;
+      const nlohmann::json& c = j["cases"][name];
+      EXPECT_GT(c["median_ms"].get<double>(), 0) << name;
+      EXPECT_EQ(c["layer"], layer);
+      EXPECT_EQ(c["ratio_of"], std::string(layer) + "/slide");
+      // A BST layer does what SLIDE does and more.
+      if (std::string(layer) != "slide") EXPECT_GT(c["flops_ratio"].get<double>(), 1.0) << name;
+    }
+  EXPECT_DOUBLE_EQ(j["cases"]["slide@64"]["ratio"].get<double>(), 1.0);
+  // SLIDE's flops grow linearly in the length: twice the tokens, twice the work.
+  EXPECT_NEAR(j["cases"]["slide@128"]["flops"].get<double>() / j["cases"]["slide@64"]["flops"].get<double>(), 2.0,
+              0.1);
+  const Result bad = run("bench bst --kernel s5");
+  EXPECT_NE(bad.exit_code, 0);
+}
+
 }  // namespace
 }  // namespace strata

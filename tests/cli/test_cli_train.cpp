@@ -4,7 +4,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <cmath>
 #include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -133,6 +137,62 @@ TEST_F(CliTrain, LanguageModelTrainsAndReportsPerplexity) {
   const CliResult wrong = run("lm train --quiet --config " + path("tiny.toml") + " --out " + path("lm2"));
   EXPECT_NE(wrong.exit_code, 0);
   EXPECT_NE(wrong.err.find("causal_lm"), std::string::npos) << wrong.err;
+}
+
+// The JSON lines of `strata lm score`, each checked for its fields.
+std::vector<nlohmann::json> score_lines(const std::string& text) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(nlohmann::json::parse(line));
+    EXPECT_EQ(lines.back()["position"].get<std::size_t>(), lines.size());
+    EXPECT_LE(lines.back()["logprob"].get<double>(), 0.0);
+    EXPECT_TRUE(lines.back()["text"].is_string());
+  }
+  return lines;
+}
+
+TEST_F(CliTrain, LmScoreGivesEveryTokensLogProbabilityAndShowsCausalityFromOutside) {
+  // A Block-State Transformer LM trained through `strata train`: one pass over the text, and
+  // the scores of a text's first half are the first scores of the whole text.
+  const CliResult trained =
+      run("train --quiet --config " + path("tiny.toml") + " --out " + path("bst") +
+          " model.architecture=bst_lm model.pre_norm=true model.heads=4 model.decoder_layers=2 'model.bst_layers=\"1\"' "
+          "model.bst_window=8 data.block_size=32 train.eval_docs=0");
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  std::string text;
+  for (int i = 0; i < 12; ++i) text += "list the contents of a directory and print the files. ";
+  std::ofstream(dir_ / "long.txt") << text;
+  std::ofstream(dir_ / "half.txt") << text.substr(0, text.size() / 2);
+  const CliResult whole = run("lm score --model " + path("bst") + " --text " + path("long.txt"));
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_NE(whole.err.find("in one pass"), std::string::npos) << whole.err;
+  const CliResult half = run("lm score --model " + path("bst") + " --text " + path("half.txt") + " --out " +
+                             path("half.jsonl"));
+  ASSERT_EQ(half.exit_code, 0) << half.err;
+  const std::vector<nlohmann::json> all = score_lines(whole.out), first = score_lines(slurp(dir_ / "half.jsonl"));
+  ASSERT_GT(all.size(), 64u);  // several blocks of 8, past the training blocks of 32
+  ASSERT_GT(first.size(), 8u);
+  // The half's last token may be cut differently by the tokenizer: compare the ones before.
+  for (std::size_t i = 0; i + 1 < first.size(); ++i) {
+    EXPECT_EQ(first[i]["token"], all[i]["token"]) << i;
+    EXPECT_NEAR(first[i]["logprob"].get<double>(), all[i]["logprob"].get<double>(), 1e-4) << i;
+  }
+  // In windows of 16 tokens, each starting afresh: the first window's scores are the one pass's,
+  // later ones lose their context.
+  const CliResult windows = run("lm score --window 16 --model " + path("bst") + " --text " + path("long.txt"));
+  ASSERT_EQ(windows.exit_code, 0) << windows.err;
+  EXPECT_NE(windows.err.find("in windows of 16"), std::string::npos) << windows.err;
+  const std::vector<nlohmann::json> windowed = score_lines(windows.out);
+  ASSERT_EQ(windowed.size(), all.size());
+  for (std::size_t i = 0; i < 15; ++i)
+    EXPECT_NEAR(windowed[i]["logprob"].get<double>(), all[i]["logprob"].get<double>(), 1e-4) << i;
+  double differing = 0;
+  for (std::size_t i = 15; i < all.size(); ++i)
+    differing += std::abs(windowed[i]["logprob"].get<double>() - all[i]["logprob"].get<double>()) > 1e-4;
+  EXPECT_GT(differing, 0);
+  const CliResult missing = run("lm score --model " + path("bst") + " --text " + path("nothing.txt"));
+  EXPECT_NE(missing.exit_code, 0);
 }
 
 // LoRA on a trained base: only the adapter trains, its file loads onto that base (and

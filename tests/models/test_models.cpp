@@ -2,8 +2,10 @@
 #include <torch/torch.h>
 
 #include <set>
+#include <tuple>
 
 #include "strata/core/error.h"
+#include "strata/models/bst_lm.h"
 #include "strata/models/causal_lm.h"
 #include "strata/models/encoder_model.h"
 #include "strata/models/seq2seq.h"
@@ -180,6 +182,62 @@ TEST(CausalLm, AFutureTokenDoesNotChangeEarlierLogits) {
   const at::Tensor before = model->forward(ids);
   ids[0][4] = (ids[0][4].item<int64_t>() + 1) % 40;
   EXPECT_TRUE(torch::allclose(model->forward(ids).narrow(1, 0, 4), before.narrow(1, 0, 4), 1e-6, 1e-6));
+}
+
+ModelConfig tiny_bst(const std::string& layers, const std::string& context, const std::string& kernel) {
+  ModelConfig c = tiny("bst_lm", /*pre_norm=*/true);
+  c.heads = 4;
+  c.bst_layers = layers;
+  c.bst_context = context;
+  c.bst_kernel = kernel;
+  c.bst_window = 4;
+  c.bst_states = 8;
+  c.bst_filters = 3;
+  c.bst_filter_length = 16;
+  return c;
+}
+
+TEST(BstLm, NoLogProbabilityReadsTheFuture) {
+  // Changing every token after position k leaves the log-probabilities up to k as they were:
+  // SLIDE alone, and a BST layer of every kind first and last.
+  for (const auto& [layers, context, kernel] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"", "sh", "s4d"},
+                                                                      {"0", "sh", "s4d"},
+                                                                      {"1", "mh", "s4d"},
+                                                                      {"0,1", "mf", "s4d"},
+                                                                      {"0", "sh", "unstructured"},
+                                                                      {"1", "mh", "unstructured"},
+                                                                      {"0", "mf", "unstructured"}}) {
+    torch::manual_seed(11);
+    BstLm model(tiny_bst(layers, context, kernel));
+    model->eval();
+    const std::string name = "layers '" + layers + "' " + context + " " + kernel;
+    at::Tensor ids = torch::randint(3, 40, {2, 19}, torch::kInt64);
+    const at::Tensor before = torch::log_softmax(model->forward(ids), -1);
+    ids.narrow(1, 10, 9).random_(3, 40);
+    const at::Tensor after = torch::log_softmax(model->forward(ids), -1);
+    EXPECT_TRUE(torch::allclose(after.narrow(1, 0, 10), before.narrow(1, 0, 10), 1e-5, 1e-5)) << name;
+    EXPECT_FALSE(torch::allclose(after.narrow(1, 10, 9), before.narrow(1, 10, 9), 1e-3, 1e-3)) << name;
+  }
+}
+
+TEST(BstLm, RunsFarPastItsTrainingLengthAndNamesBadSettings) {
+  torch::manual_seed(12);
+  BstLm model(tiny_bst("0", "sh", "unstructured"));
+  model->eval();
+  const at::Tensor logits = model->forward(torch::randint(3, 40, {1, 16 * 16}, torch::kInt64));
+  EXPECT_TRUE(logits.isfinite().all().item<bool>());
+  EXPECT_EQ(bst_layer_indices(tiny_bst("0,1", "sh", "s4d")), (std::vector<std::int64_t>{0, 1}));
+  try {
+    BstLm bad(tiny_bst("2", "sh", "s4d"));
+    FAIL() << "a BST layer outside the stack was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model.bst_layers: layer 2 is outside"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(BstLm{tiny_bst("0", "xx", "s4d")}, Error);
+  EXPECT_THROW(BstLm{tiny_bst("0", "sh", "s5")}, Error);
+  nn::KvCache cache(0);  // generation reruns the whole sequence: a cache is refused
+  EXPECT_THROW(model->logits(torch::ones({1, 2}, torch::kInt64), &cache), Error);
 }
 
 TEST(EncoderModel, HeadsGiveOneVectorPerTokenMarkerOrSequence) {

@@ -85,7 +85,7 @@ struct PairRules::State {
   // operands, Not pops one.
   struct Op {
     MaskKind kind = MaskKind::All;
-    std::int64_t a = 0, b = 0;  // Window: left, right; Global: count
+    std::int64_t a = 0, b = 0;  // Window: left, right; Global: count; Blocks: length, blocks before
     std::int32_t arity = 0;
   };
 

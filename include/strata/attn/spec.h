@@ -27,6 +27,7 @@ enum class MaskKind {
   Causal,         // j <= i'
   Window,         // i' - left <= j <= i' + right
   Global,         // i' < count or j < count: the first `count` tokens see and are seen by all
+  Blocks,         // j's block of `count` positions is i''s or one of the `left` blocks before it
   SameSentence,   // equal sentence ids
   SameParagraph,  // equal paragraph ids
   SameSection,    // equal section ids
@@ -41,14 +42,17 @@ enum class MaskKind {
 
 struct Mask {
   MaskKind kind = MaskKind::All;
-  std::int64_t left = 0, right = 0;  // Window
-  std::int64_t count = 0;            // Global
+  std::int64_t left = 0, right = 0;  // Window: positions before and after; Blocks: blocks before
+  std::int64_t count = 0;            // Global: the first positions; Blocks: the block length
   std::vector<Mask> operands;        // And, Or (two or more), Not (one)
 
   static Mask all() { return {}; }
   static Mask causal() { return of(MaskKind::Causal); }
   static Mask window(std::int64_t left, std::int64_t right);
   static Mask global(std::int64_t count);
+  // The query's block of `length` positions and the `before` blocks before it (the
+  // Block-State Transformer's SLIDE attention is blocks(W, 1) & causal).
+  static Mask blocks(std::int64_t length, std::int64_t before);
   static Mask of(MaskKind kind);  // a primitive without parameters
 
   bool operator==(const Mask&) const = default;
@@ -60,7 +64,7 @@ Mask operator!(Mask a);
 
 // The expression syntax, e.g. "window(64,64) | global(1)", "same_section & !causal",
 // "prefix_block & (same_sentence | matching_token)". `&` binds tighter than `|`; `!` tighter
-// than both. Names: all causal window(L,R) global(N) same_sentence same_paragraph
+// than both. Names: all causal window(L,R) global(N) blocks(W,B) same_sentence same_paragraph
 // same_section same_segment same_document matching_token prefix_block.
 // strata::Error naming the position and the known names on a syntax error.
 Mask parse_mask(std::string_view text);

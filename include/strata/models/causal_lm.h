@@ -23,6 +23,7 @@ class CausalLmImpl : public LanguageModel {
   at::Tensor logits(const at::Tensor& ids, nn::KvCache* cache = nullptr) override { return forward(ids, cache); }
   nn::KvCache new_cache() const override { return nn::KvCache(config_.decoder_layers); }
   const ModelConfig& config() const override { return config_; }
+  std::int64_t max_length() const override { return config_.max_positions; }
 
   torch::nn::Embedding embed_tokens{nullptr};
   nn::TransformerDecoder decoder{nullptr};

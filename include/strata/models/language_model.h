@@ -17,6 +17,8 @@ class LanguageModel : public torch::nn::Module {
   virtual at::Tensor logits(const at::Tensor& ids, nn::KvCache* cache = nullptr) = 0;
   virtual nn::KvCache new_cache() const = 0;
   virtual const ModelConfig& config() const = 0;
+  // The most tokens one pass may read (learned positions); 0 = no limit.
+  virtual std::int64_t max_length() const { return 0; }
 };
 
 }  // namespace strata::models

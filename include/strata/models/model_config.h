@@ -27,7 +27,8 @@ enum class EncoderHead {
 
 struct ModelConfig {
   // A name in the architecture registry: "seq2seq" (BART-like), "causal_lm" (GPT-2-like),
-  // "encoder" (BERT-like with a classification head), or one registered later.
+  // "encoder" (BERT-like with a classification head), "bst_lm" (Block-State Transformer), or
+  // one registered later.
   std::string architecture = "seq2seq";
   std::int64_t vocab_size = 8000;
   std::int64_t d_model = 256;
@@ -85,6 +86,23 @@ struct ModelConfig {
   // The split layer of the hierarchical designs (HierBlock, HTruncSA, HSoftSA, prefixes at
   // low / top layers): layers below it are the lower ones; 0 = half of each stack, rounded up.
   std::int64_t hierarchy_split = 0;
+  // Block-State Transformer (thesis ch. 5), read by bst_lm. Its decoder layers attend within
+  // blocks of bst_window tokens (their own block and the one before, causal: SLIDE); the
+  // layers bst_layers (indices from 0, e.g. "1,3") are BST layers, which also run a
+  // state-space model over the whole sequence and cross-attend from each block to its context
+  // states. bst_context: sh (one filter; the block's own positions, causal), mh (one output
+  // matrix per head, as sh) or mf (bst_filters filters read at the previous block's last
+  // token, with context ids, unmasked). bst_kernel: s4d (bst_states N, zero-order hold) or
+  // unstructured (Eq. 5.4; t in [0, 1] spans bst_filter_length positions, the training
+  // length). bst_ssm_width: the SSM's channels, 0 = d_model / 4 (mf: d_model / 8).
+  std::int64_t bst_window = 64;
+  std::string bst_layers = "1";
+  std::string bst_context = "sh";
+  std::string bst_kernel = "s4d";
+  std::int64_t bst_states = 16;
+  std::int64_t bst_filters = 32;
+  std::int64_t bst_filter_length = 1024;
+  std::int64_t bst_ssm_width = 0;
 
   // The spec of `layer` among `count` from a list above (plain when the list is empty).
   static attn::LayerSpec spec_of(const std::vector<attn::LayerSpec>& specs, std::int64_t layer);
@@ -107,6 +125,10 @@ struct ModelConfig {
 };
 
 std::string encoder_head_name(EncoderHead head);
+
+// Which of a stack's `layers` layers a list of indices from 0 names ("0,5"; "" = none);
+// strata::Error naming `field` for a malformed list or an index outside the stack.
+std::vector<bool> layer_indices(const std::string& field, const std::string& text, std::int64_t layers);
 
 // Which stacks an architecture has, for the checks that depend on it.
 struct Stacks {

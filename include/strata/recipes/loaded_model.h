@@ -7,7 +7,7 @@
 #include <string>
 
 #include "strata/core/config.h"
-#include "strata/models/causal_lm.h"
+#include "strata/models/language_model.h"
 #include "strata/models/encoder_model.h"
 #include "strata/models/model_config.h"
 #include "strata/models/seq2seq.h"
@@ -44,8 +44,9 @@ LoadedModel load_model(const std::filesystem::path& path, const LoadOptions& opt
 // to load onto the checkpoint's model, as LoadOptions::adapter.
 models::Seq2Seq load_seq2seq(const std::filesystem::path& path, LoadedModel& info,
                              const std::filesystem::path& adapter = {});
-models::CausalLm load_causal_lm(const std::filesystem::path& path, LoadedModel& info,
-                                const std::filesystem::path& adapter = {});
+// Any language model (causal_lm, bst_lm, ...): strata::Error for another kind of model.
+std::shared_ptr<models::LanguageModel> load_language_model(const std::filesystem::path& path, LoadedModel& info,
+                                                           const std::filesystem::path& adapter = {});
 // `task`, when not empty, is the data.task the encoder must have been trained for
 // ("extractive", "segmentation"); `command` names the command in that error.
 models::EncoderModel load_encoder(const std::filesystem::path& path, LoadedModel& info,

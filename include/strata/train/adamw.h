@@ -22,7 +22,8 @@ struct AdamWOptions {
 
 // Weight decay applies to every parameter except biases and norms: a parameter gets none when
 // its name ends with "bias", contains "layer_norm", "layernorm" or "_norm" (any case), or it
-// is 1-D (embeddings and weight matrices decay).
+// is 1-D, or is a state-space model's A or dt (nn::is_state_space_dynamics). Embeddings and
+// weight matrices decay.
 bool decays(const std::string& name, const at::Tensor& parameter);
 
 class AdamW {

@@ -30,4 +30,12 @@ class LmTask : public TrainTask {
 // max_tokens; perplexity = exp(loss).
 double lm_loss(models::LanguageModel& model, const TokenBlocks& blocks, std::size_t max_tokens);
 
+// The log-probability of each token of `ids` given the tokens before it (no grad, eval mode):
+// ids.size() - 1 values, for tokens 1 on. The text is read in consecutive windows of `window`
+// tokens, each starting afresh (0: the model's max_length(), or the whole text in one pass for
+// a model without a limit, such as a Block-State Transformer). strata::Error when `window`
+// exceeds the model's limit.
+std::vector<double> token_log_probs(models::LanguageModel& model, const std::vector<std::int32_t>& ids,
+                                    std::size_t window = 0);
+
 }  // namespace strata::train

@@ -1,0 +1,127 @@
+#include "strata/nn/state_space.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "strata/core/error.h"
+
+namespace strata::nn {
+
+at::Tensor causal_fft_conv(const at::Tensor& u, const at::Tensor& k) {
+  const std::int64_t length = u.size(-1);
+  if (k.size(-1) != length)
+    throw Error("causal_fft_conv: the kernel has " + std::to_string(k.size(-1)) + " positions, the input " +
+                std::to_string(length));
+  const std::int64_t n = 2 * length;  // linear, not circular: no wrap-around from the end
+  const at::Tensor product = torch::fft::rfft(u, n, -1) * torch::fft::rfft(k, n, -1);
+  return torch::fft::irfft(product, n, -1).narrow(-1, 0, length);
+}
+
+namespace {
+
+void check_options(const StateSpaceOptions& o) {
+  if (o.channels <= 0 || o.outputs <= 0)
+    throw Error("state space: channels and outputs must be positive, got " + std::to_string(o.channels) + " and " +
+                std::to_string(o.outputs));
+  if (o.kernel == "s4d" && (o.states < 2 || o.states % 2 != 0))
+    throw Error("model.bst_states: S4D needs an even number of states N >= 2 (N / 2 complex modes), got " +
+                std::to_string(o.states));
+  if (o.kernel == "unstructured" && (o.filter_length < 2 || o.filter_order <= 0 || o.filter_bands <= 0))
+    throw Error("model.bst_filter_length: the unstructured filter needs a training length >= 2, got " +
+                std::to_string(o.filter_length));
+}
+
+}  // namespace
+
+S4dKernelImpl::S4dKernelImpl(const StateSpaceOptions& options) : options_(options) {
+  check_options(options);
+  const std::int64_t modes = options.states / 2;
+  const double lo = std::log(options.dt_min), hi = std::log(options.dt_max);
+  log_dt = register_parameter("log_dt", torch::rand({options.channels}) * (hi - lo) + lo);
+  log_a_real = register_parameter("log_a_real", torch::full({options.channels, modes}, std::log(0.5)));
+  a_imag = register_parameter(
+      "a_imag", (std::numbers::pi * torch::arange(modes, torch::kFloat)).expand({options.channels, modes}).clone());
+  // C drawn complex normal (variance 1 over the real and imaginary parts together).
+  c = register_parameter("c", torch::randn({options.outputs, options.channels, modes, 2}) * std::sqrt(0.5));
+}
+
+at::Tensor S4dKernelImpl::forward(std::int64_t length) {
+  const at::Tensor a = torch::complex(-torch::exp(log_a_real), a_imag);  // [C, N/2]
+  const at::Tensor dt_a = a * torch::exp(log_dt).unsqueeze(-1);
+  // Zero-order hold: C~ = C (exp(dt A) - 1) / A, then K_l = 2 Re sum_n C~_n exp(dt A_n l).
+  const at::Tensor c_tilde = torch::view_as_complex(c.contiguous()) * ((torch::exp(dt_a) - 1) / a);  // [O, C, N/2]
+  const at::Tensor positions = torch::arange(length, log_dt.options().requires_grad(false));
+  const at::Tensor vandermonde = torch::exp(dt_a.unsqueeze(-1) * positions);  // [C, N/2, L]
+  // [C, O, N/2] x [C, N/2, L] -> [C, O, L]
+  const at::Tensor k = torch::matmul(c_tilde.transpose(0, 1), vandermonde);
+  return 2 * torch::real(k).transpose(0, 1);
+}
+
+// PyTorch's default Linear initialisation, U(-1/sqrt(fan_in), 1/sqrt(fan_in)). The filter's
+// maps are plain parameters rather than Linear modules so that a model's init_weights (normal
+// 0.02 on every Linear) leaves the sine MLP in its working range.
+namespace {
+at::Tensor uniform_init(at::IntArrayRef shape, std::int64_t fan_in) {
+  const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  return torch::rand(shape) * (2 * bound) - bound;
+}
+}  // namespace
+
+UnstructuredKernelImpl::UnstructuredKernelImpl(const StateSpaceOptions& options) : options_(options) {
+  check_options(options);
+  const std::int64_t features = 1 + 2 * options.filter_bands, order = options.filter_order;
+  in_weight = register_parameter("in_weight", uniform_init({order, features}, features));
+  in_bias = register_parameter("in_bias", uniform_init({order}, features));
+  hidden_weight = register_parameter("hidden_weight", uniform_init({order, order}, order));
+  hidden_bias = register_parameter("hidden_bias", uniform_init({order}, order));
+  out_weight = register_parameter("out_weight", uniform_init({options.outputs * options.channels, order}, order));
+  frequency = register_parameter("frequency", torch::ones({options.filter_order}));
+  // Slow decays on the first channels, fast on the last (Hyena's ExponentialModulation).
+  const double slow = std::log(1e-2) / 1.5, fast = std::log(1e-2) / 0.3;
+  decay = register_buffer("decay", torch::linspace(slow, fast, options.channels).abs());
+}
+
+at::Tensor UnstructuredKernelImpl::forward(std::int64_t length) {
+  const double span = static_cast<double>(options_.filter_length - 1);
+  const auto real = in_weight.options().requires_grad(false);
+  const at::Tensor l = torch::arange(length, real).unsqueeze(-1);            // [L, 1]
+  const at::Tensor t = l / span;                                             // 1 at the training length
+  const at::Tensor bands = torch::linspace(1e-4, static_cast<double>(options_.filter_bands - 1),
+                                           options_.filter_bands, real);     // [F]
+  const at::Tensor angle = 2 * std::numbers::pi * t * bands;                 // [L, F]
+  const at::Tensor features = torch::cat({t, torch::cos(angle), torch::sin(angle)}, -1);
+  at::Tensor h = torch::sin(frequency * torch::addmm(in_bias, features, in_weight.t()));
+  h = torch::sin(frequency * torch::addmm(hidden_bias, h, hidden_weight.t()));
+  h = torch::mm(h, out_weight.t());  // [L, O * C], no bias
+  const at::Tensor k = h.t().reshape({options_.outputs, options_.channels, length});
+  return k * torch::exp(-t.squeeze(-1) * decay.unsqueeze(-1));  // exp(-|alpha_c| t)
+}
+
+StateSpaceImpl::StateSpaceImpl(const StateSpaceOptions& options) : options_(options) {
+  if (options.kernel == "s4d")
+    s4d = register_module("s4d", S4dKernel(options));
+  else if (options.kernel == "unstructured")
+    unstructured = register_module("unstructured", UnstructuredKernel(options));
+  else
+    throw Error("model.bst_kernel: unknown SSM kernel '" + options.kernel + "' (known: s4d, unstructured)");
+  skip = register_parameter("skip", torch::randn({options.outputs, options.channels}));
+}
+
+at::Tensor StateSpaceImpl::kernel(std::int64_t length) { return s4d ? s4d(length) : unstructured(length); }
+
+at::Tensor StateSpaceImpl::forward(const at::Tensor& u) {
+  if (u.dim() != 3 || u.size(1) != options_.channels)
+    throw Error("state space: expected input [B, " + std::to_string(options_.channels) + ", L]");
+  const at::Tensor x = u.unsqueeze(1);  // [B, 1, C, L]
+  return causal_fft_conv(x, kernel(u.size(2))) + skip.unsqueeze(-1) * x;
+}
+
+bool is_state_space_dynamics(const std::string& name) {
+  for (const char* own : {"log_dt", "log_a_real", "a_imag"})
+    if (name == own || name.ends_with(std::string(".") + own)) return true;
+  return false;
+}
+
+}  // namespace strata::nn

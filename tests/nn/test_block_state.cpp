@@ -1,0 +1,244 @@
+// The Block-State Transformer's pieces (thesis ch. 5): FFT convolution, the S4D and
+// unstructured kernels, the state-space layer, and the BST layer against the SLIDE layer.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <complex>
+#include <functional>
+#include <vector>
+
+#include "strata/core/error.h"
+#include "strata/nn/block_state_layer.h"
+#include "strata/nn/state_space.h"
+
+namespace strata {
+namespace {
+
+using nn::ContextStates;
+
+// y[b, c, t] = sum_{s <= t} k[c, s] u[b, c, t - s], one term at a time.
+at::Tensor direct_causal_conv(const at::Tensor& u, const at::Tensor& k) {
+  at::Tensor y = torch::zeros_like(u);
+  const auto ua = u.accessor<double, 3>();
+  const auto ka = k.accessor<double, 2>();
+  auto ya = y.accessor<double, 3>();
+  for (std::int64_t b = 0; b < u.size(0); ++b)
+    for (std::int64_t c = 0; c < u.size(1); ++c)
+      for (std::int64_t t = 0; t < u.size(2); ++t)
+        for (std::int64_t s = 0; s <= t; ++s) ya[b][c][t] += ka[c][s] * ua[b][c][t - s];
+  return y;
+}
+
+TEST(StateSpace, FftConvolutionEqualsTheDirectCausalConvolution) {
+  torch::manual_seed(1);
+  const at::Tensor u = torch::randn({2, 3, 37}, torch::kDouble), k = torch::randn({3, 37}, torch::kDouble);
+  EXPECT_TRUE(torch::allclose(nn::causal_fft_conv(u, k), direct_causal_conv(u, k), 1e-9, 1e-9));
+  // An FFT of length L instead of 2L convolves circularly: the future wraps into the past.
+  const at::Tensor circular = torch::fft::irfft(torch::fft::rfft(u, 37, -1) * torch::fft::rfft(k, 37, -1), 37, -1);
+  EXPECT_GT((circular - direct_causal_conv(u, k)).abs().max().item<double>(), 0.1);
+  EXPECT_THROW(nn::causal_fft_conv(u, k.narrow(1, 0, 36)), Error);
+}
+
+nn::StateSpaceOptions options_of(const std::string& kernel, std::int64_t outputs) {
+  nn::StateSpaceOptions o;
+  o.kernel = kernel;
+  o.channels = 3;
+  o.outputs = outputs;
+  o.states = 8;
+  o.filter_length = 16;
+  o.filter_order = 8;
+  o.filter_bands = 2;
+  return o;
+}
+
+TEST(StateSpace, S4dKernelEqualsTheUnrolledRecurrence) {
+  // x_k = exp(dt A) x_{k-1} + (exp(dt A) - 1) / A u_k, y_k = 2 Re(C x_k): zero-order hold
+  // (Eqs. 5.1-5.3), run step by step in complex double.
+  torch::manual_seed(2);
+  nn::S4dKernel kernel(options_of("s4d", 2));
+  kernel->to(torch::kDouble);
+  const std::int64_t length = 40, modes = 4;
+  const at::Tensor u = torch::randn({1, 3, length}, torch::kDouble);
+  const at::Tensor k = kernel->forward(length).detach();  // [2, 3, L]
+  ASSERT_EQ(k.sizes(), (std::vector<std::int64_t>{2, 3, length}));
+  const at::Tensor by_fft = nn::causal_fft_conv(u.unsqueeze(1), k);  // [1, 2, 3, L]
+  const at::Tensor log_dt = kernel->log_dt.detach(), log_a = kernel->log_a_real.detach(),
+                   a_im = kernel->a_imag.detach(), c = kernel->c.detach();
+  using Complex = std::complex<double>;
+  for (std::int64_t o = 0; o < 2; ++o)
+    for (std::int64_t ch = 0; ch < 3; ++ch) {
+      std::vector<Complex> x(modes, 0.0);
+      for (std::int64_t t = 0; t < length; ++t) {
+        double y = 0;
+        for (std::int64_t n = 0; n < modes; ++n) {
+          const Complex a(-std::exp(log_a[ch][n].item<double>()), a_im[ch][n].item<double>());
+          const Complex dt_a = a * std::exp(log_dt[ch].item<double>());
+          x[n] = std::exp(dt_a) * x[n] + (std::exp(dt_a) - 1.0) / a * u[0][ch][t].item<double>();
+          y += 2 * (Complex(c[o][ch][n][0].item<double>(), c[o][ch][n][1].item<double>()) * x[n]).real();
+        }
+        EXPECT_NEAR(by_fft[0][o][ch][t].item<double>(), y, 1e-9) << "output " << o << " channel " << ch << " t " << t;
+      }
+    }
+}
+
+TEST(StateSpace, KernelsAreGeneratedForAnyLength) {
+  // The first L positions of a longer kernel are the kernel of length L: a model trained at
+  // L runs at 16 L with the same filter on the positions it knows.
+  torch::manual_seed(3);
+  for (const std::string kind : {"s4d", "unstructured"}) {
+    nn::StateSpace ssm(options_of(kind, 2));
+    const at::Tensor shorter = ssm->kernel(16), longer = ssm->kernel(256);
+    ASSERT_EQ(longer.sizes(), (std::vector<std::int64_t>{2, 3, 256})) << kind;
+    EXPECT_TRUE(torch::allclose(longer.narrow(2, 0, 16), shorter, 1e-5, 1e-6)) << kind;
+    EXPECT_TRUE(longer.isfinite().all().item<bool>()) << kind;
+  }
+}
+
+TEST(StateSpace, OutputsReadOnlyTheirPast) {
+  torch::manual_seed(4);
+  for (const std::string kind : {"s4d", "unstructured"}) {
+    nn::StateSpace ssm(options_of(kind, 2));
+    const at::Tensor u = torch::randn({2, 3, 30});
+    at::Tensor changed = u.clone();
+    changed.narrow(2, 12, 18).normal_();
+    const at::Tensor a = ssm->forward(u), b = ssm->forward(changed);
+    ASSERT_EQ(a.sizes(), (std::vector<std::int64_t>{2, 2, 3, 30}));
+    EXPECT_TRUE(torch::allclose(a.narrow(3, 0, 12), b.narrow(3, 0, 12), 1e-5, 1e-5)) << kind;
+    EXPECT_FALSE(torch::allclose(a.narrow(3, 12, 18), b.narrow(3, 12, 18), 1e-3, 1e-3)) << kind;
+  }
+}
+
+TEST(StateSpace, GradientsMatchFiniteDifferences) {
+  for (const std::string kind : {"s4d", "unstructured"}) {
+    torch::manual_seed(5);
+    nn::StateSpace ssm(options_of(kind, 2));
+    ssm->to(torch::kDouble);
+    const at::Tensor u = torch::randn({1, 3, 12}, torch::kDouble), w = torch::randn({1, 2, 3, 12}, torch::kDouble);
+    const auto loss = [&] { return (ssm->forward(u) * w).sum(); };
+    loss().backward();
+    for (const auto& named : ssm->named_parameters()) {
+      at::Tensor p = named.value();
+      const at::Tensor grad = p.grad().clone();
+      torch::NoGradGuard no_grad;
+      at::Tensor flat = p.view({-1});
+      for (std::int64_t i = 0; i < flat.numel(); i += std::max<std::int64_t>(1, flat.numel() / 5)) {
+        const double h = 1e-6, kept = flat[i].item<double>();
+        flat[i] = kept + h;
+        const double up = loss().item<double>();
+        flat[i] = kept - h;
+        const double down = loss().item<double>();
+        flat[i] = kept;
+        EXPECT_NEAR(grad.view({-1})[i].item<double>(), (up - down) / (2 * h), 1e-5 * (1 + std::abs(up)))
+            << kind << " " << named.key() << "[" << i << "]";
+      }
+    }
+  }
+}
+
+TEST(StateSpace, DynamicsAreNamedForTheirOwnOptimiserGroup) {
+  nn::StateSpace ssm(options_of("s4d", 1));
+  std::vector<std::string> dynamics;
+  for (const auto& named : ssm->named_parameters())
+    if (nn::is_state_space_dynamics(named.key())) dynamics.push_back(named.key());
+  EXPECT_EQ(dynamics, (std::vector<std::string>{"s4d.log_dt", "s4d.log_a_real", "s4d.a_imag"}));
+  EXPECT_FALSE(nn::is_state_space_dynamics("layers.0.ssm.s4d.c"));
+  EXPECT_THROW(nn::StateSpace(options_of("s5", 1)), Error);
+}
+
+nn::BlockStateOptions layer_options(ContextStates context, bool block_state, const std::string& kernel = "s4d") {
+  nn::BlockStateOptions o;
+  o.d_model = 16;
+  o.heads = 4;
+  o.d_ff = 32;
+  o.window = 4;
+  o.dropout = 0;
+  o.block_state = block_state;
+  o.context = context;
+  o.filters = 3;
+  o.ssm = options_of(kernel, 1);
+  o.ssm.channels = 4;
+  return o;
+}
+
+TEST(BlockStateLayer, WithZeroContextStatesItIsTheSlideLayer) {
+  // The context states' values are zero when the SSM's output is (and, for MF, its learned
+  // initial context and ids): the cross-attention adds nothing, and the output projection's
+  // first half is the SLIDE layer's.
+  for (const ContextStates context : {ContextStates::SH, ContextStates::MH, ContextStates::MF}) {
+    torch::manual_seed(6);
+    nn::BlockStateLayer bst(layer_options(context, true));
+    nn::BlockStateLayer slide(layer_options(context, false));
+    bst->eval();
+    slide->eval();
+    {
+      torch::NoGradGuard no_grad;
+      bst->ssm_in->weight.zero_();
+      if (context == ContextStates::MF) {
+        bst->initial_context.zero_();
+        bst->context_ids.zero_();
+      }
+      for (const auto& named : slide->named_parameters()) {
+        const at::Tensor source = bst->named_parameters()[named.key()];
+        named.value().copy_(named.key() == "out_proj.weight" ? source.narrow(1, 0, 16) : source);
+      }
+    }
+    const at::Tensor x = torch::randn({2, 11, 16});
+    EXPECT_TRUE(torch::allclose(bst->forward(x), slide->forward(x), 1e-5, 1e-6)) << int(context);
+    // With the states on, the layer differs.
+    torch::NoGradGuard no_grad;
+    bst->ssm_in->weight.normal_();
+    EXPECT_FALSE(torch::allclose(bst->forward(x), slide->forward(x), 1e-3, 1e-3)) << int(context);
+  }
+}
+
+TEST(BlockStateLayer, SlideSeesItsOwnBlockAndThePreviousOneOnly) {
+  torch::manual_seed(7);
+  nn::BlockStateLayer slide(layer_options(ContextStates::SH, false));
+  slide->eval();
+  const at::Tensor x = torch::randn({1, 16, 16});
+  at::Tensor changed = x.clone();
+  changed.narrow(1, 0, 4).normal_();  // block 0
+  const at::Tensor a = slide->forward(x), b = slide->forward(changed);
+  // Blocks 0 and 1 read block 0; blocks 2 and 3 do not.
+  EXPECT_FALSE(torch::allclose(a.narrow(1, 4, 4), b.narrow(1, 4, 4), 1e-4, 1e-4));
+  EXPECT_TRUE(torch::allclose(a.narrow(1, 8, 8), b.narrow(1, 8, 8), 1e-6, 1e-6));
+}
+
+TEST(BlockStateLayer, FusedAndReferenceKernelsAgree) {
+  for (const ContextStates context : {ContextStates::SH, ContextStates::MH, ContextStates::MF}) {
+    torch::manual_seed(8);
+    nn::BlockStateOptions fused_options = layer_options(context, true, "unstructured");
+    nn::BlockStateOptions reference_options = fused_options;
+    reference_options.kernel = attn::Kernel::Reference;
+    nn::BlockStateLayer fused(fused_options), reference(reference_options);
+    {
+      torch::NoGradGuard no_grad;
+      for (const auto& named : reference->named_parameters()) named.value().copy_(fused->named_parameters()[named.key()]);
+    }
+    const at::Tensor x = torch::randn({2, 13, 16}, torch::requires_grad());
+    const at::Tensor a = fused->forward(x);
+    const at::Tensor ga = torch::autograd::grad({a.square().sum()}, {x})[0];
+    const at::Tensor b = reference->forward(x);
+    const at::Tensor gb = torch::autograd::grad({b.square().sum()}, {x})[0];
+    EXPECT_TRUE(torch::allclose(a, b, 1e-4, 1e-5)) << int(context);
+    EXPECT_TRUE(torch::allclose(ga, gb, 1e-3, 1e-4)) << int(context);
+  }
+}
+
+TEST(BlockStateLayer, NamesItsBadSettings) {
+  EXPECT_THROW(nn::context_states_from_name("sm"), Error);
+  nn::BlockStateOptions o = layer_options(ContextStates::SH, true);
+  o.window = 0;
+  EXPECT_THROW(nn::BlockStateLayer{o}, Error);
+  o = layer_options(ContextStates::SH, true);
+  o.ssm.states = 7;
+  try {
+    nn::BlockStateLayer layer(o);
+    FAIL() << "an odd S4D state size was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model.bst_states"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace strata
