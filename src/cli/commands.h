@@ -8,7 +8,7 @@
 namespace strata::cli {
 
 void register_doc(CLI::App& app);        // strata doc show
-void register_data(CLI::App& app);       // strata data manpages | stats
+void register_data(CLI::App& app);       // strata data manpages | stats | code | markup | books
 void register_baseline(CLI::App& app);   // strata baseline lead | oracle
 void register_tokenizer(CLI::App& app);  // strata tokenizer train | encode | decode
 void register_plot(CLI::App& app);       // strata plot RUN_DIR

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "strata/core/strings.h"
+#include "strata/doc/plain_text.h"
 
 #include <string_view>
 
@@ -105,7 +106,8 @@ Error unknown_shape(const json& object, const JsonlReader& reader) {
       "expected one of the shapes {{article, highlights}} (CNN/DailyMail), {{article, abstract}} "
       "(HF scientific_papers), {{document, summary}} "
       "(XSum), {{article_text, abstract_text, section_names, sections}} (arXiv/PubMed), "
-      "{{id, title, paragraphs, sections, summary}} (strata native; see docs/formats.md) "
+      "{{id, title, paragraphs, sections, summary}} (strata native), {{id, text}} (text; see "
+      "docs/formats.md) "
       "(fields found: {})",
       found.empty() ? "none" : found));
 }
@@ -119,6 +121,8 @@ DatasetShape detect_shape(const json& object, const JsonlReader& reader) {
   if (object.contains("document")) return DatasetShape::DocumentSummary;
   if (has_any(object, {"article_text", "abstract_text", "section_names"}))
     return DatasetShape::ArxivPubmed;
+  // Before native: exports such as Wikipedia's {id, url, title, text} carry a title too.
+  if (object.contains("text")) return DatasetShape::Text;
   if (has_any(object, {"title", "sections", "paragraphs"})) return DatasetShape::Native;
   throw unknown_shape(object, reader);
 }
@@ -184,6 +188,30 @@ Document read_arxiv(const json& object, const JsonlReader& reader) {
   return document;
 }
 
+// `text` byte for byte as the document's text, so code and roff keep their newlines and
+// indentation. Paragraphs are found as in plain text (blank-line separated, trimmed); the
+// builder joins them by "\n\n", so each paragraph's span, and its sentences', is moved to
+// where the paragraph lies in `text`, at or after its place in the built text.
+Document verbatim_document(std::string text) {
+  Document document = parse_plain_text(text);
+  std::size_t cursor = 0;
+  for (Paragraph& paragraph : document.root.paragraphs) {
+    const std::size_t begin = text.find(document.slice(paragraph.span), cursor);
+    const std::size_t shift = begin - paragraph.span.begin;
+    paragraph.span = {begin, paragraph.span.end + shift};
+    for (Span& sentence : paragraph.sentences) sentence = {sentence.begin + shift, sentence.end + shift};
+    cursor = paragraph.span.end;
+  }
+  document.text = std::move(text);
+  return document;
+}
+
+Document read_text(const json& object, const JsonlReader& reader) {
+  Document document = verbatim_document(reader.string_field(object, "text"));
+  document.id = document_id(object, "id", reader.path(), reader.line());
+  return document;
+}
+
 }  // namespace
 
 const char* shape_name(DatasetShape shape) {
@@ -193,6 +221,7 @@ const char* shape_name(DatasetShape shape) {
     case DatasetShape::DocumentSummary: return "document_summary";
     case DatasetShape::ArxivPubmed: return "arxiv_pubmed";
     case DatasetShape::Native: return "native";
+    case DatasetShape::Text: return "text";
   }
   return "unknown";
 }
@@ -218,6 +247,7 @@ bool DatasetReader::next(Document& document) {
     case DatasetShape::DocumentSummary: document = read_flat(object, reader_, "document", "summary"); break;
     case DatasetShape::ArxivPubmed: document = read_arxiv(object, reader_); break;
     case DatasetShape::Native: document = from_native_json(object, reader_); break;
+    case DatasetShape::Text: document = read_text(object, reader_); break;
   }
   return true;
 }

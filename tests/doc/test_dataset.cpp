@@ -242,9 +242,14 @@ TEST_F(DatasetErrors, ArxivSectionCountMismatch) {
 }
 
 TEST_F(DatasetErrors, UnknownShapeListsFieldsFound) {
-  expect_error(write("a.jsonl", R"({"text": "x", "label": 1})" "\n"),
-               {"a.jsonl:1: expected one of the shapes", "(fields found: label, text)"});
+  expect_error(write("a.jsonl", R"({"sentence": "x", "label": 1})" "\n"),
+               {"a.jsonl:1: expected one of the shapes", "(fields found: label, sentence)"});
   expect_error(write("b.jsonl", "{}\n"), {"(fields found: none)"});
+}
+
+TEST_F(DatasetErrors, TextShapeWrongTypeIsNamed) {
+  expect_error(write("a.jsonl", R"({"id": "x", "text": ["not", "a string"]})" "\n"),
+               {"a.jsonl:1", "field 'text'", "expected a string"});
 }
 
 TEST_F(DatasetErrors, InvalidUtf8IsReplacedAndCounted) {
@@ -271,11 +276,41 @@ TEST_F(DatasetErrors, BlankLinesAreSkipped) {
   EXPECT_FALSE(reader.next(doc));
 }
 
+class DatasetTextShape : public DatasetErrors {};
+
+// Code and roff need their newlines and indentation: the text shape keeps the text byte for
+// byte, with paragraphs and sentences spanning into it where they lie.
+TEST_F(DatasetTextShape, KeepsTheTextVerbatim) {
+  const std::string code =
+      "\n  // leading blank line and indentation\nint main() {\n\treturn 0;   \n}\n\n\n\n"
+      ".TH LS 1\r\n.SH NAME\nls \\- list. Two sentences here.\n";
+  const nlohmann::json line = {{"id", "main.c"}, {"text", code}, {"title", "ignored"}};
+  const std::filesystem::path path = write("a.jsonl", line.dump() + "\n{\"text\": \"\"}\n");
+  DatasetReader reader(path);
+  Document doc;
+  ASSERT_TRUE(reader.next(doc));
+  EXPECT_EQ(reader.last_shape(), DatasetShape::Text);
+  EXPECT_EQ(doc.id, "main.c");
+  EXPECT_EQ(doc.text, code);
+  EXPECT_EQ(paragraph_texts(doc, doc.root),
+            std::vector<std::string>({"// leading blank line and indentation\nint main() {\n\treturn 0;   \n}",
+                                      ".TH LS 1\r\n.SH NAME\nls \\- list. Two sentences here."}));
+  const Paragraph& last = doc.root.paragraphs.back();
+  ASSERT_FALSE(last.sentences.empty());
+  EXPECT_EQ(doc.slice(last.sentences.back()), "Two sentences here.");
+  EXPECT_EQ(last.sentences.back().end, last.span.end);
+
+  ASSERT_TRUE(reader.next(doc));
+  EXPECT_TRUE(doc.empty());
+  EXPECT_EQ(doc.id, path.string() + ":2");
+}
+
 TEST(DatasetShapeName, NamesEachShape) {
   EXPECT_STREQ(shape_name(DatasetShape::CnnDm), "cnn_dailymail");
   EXPECT_STREQ(shape_name(DatasetShape::DocumentSummary), "document_summary");
   EXPECT_STREQ(shape_name(DatasetShape::ArxivPubmed), "arxiv_pubmed");
   EXPECT_STREQ(shape_name(DatasetShape::Native), "native");
+  EXPECT_STREQ(shape_name(DatasetShape::Text), "text");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 //   {article_text[], abstract_text[], section_names[], sections[][]}   arXiv/PubMed
 //   {id, title, paragraphs[], sections: [{heading, paragraphs[], sections[...]}], summary}
 //                                                                strata native
+//   {id?, text}                                                  text, kept byte for byte
 // docs/formats.md documents each shape, how it maps onto the tree, and the errors.
 #include <cstddef>
 #include <filesystem>
@@ -22,8 +23,8 @@
 
 namespace strata {
 
-enum class DatasetShape { CnnDm, ArticleAbstract, DocumentSummary, ArxivPubmed, Native };
-const char* shape_name(DatasetShape shape);  // "cnn_dailymail", "document_summary", ...
+enum class DatasetShape { CnnDm, ArticleAbstract, DocumentSummary, ArxivPubmed, Native, Text };
+const char* shape_name(DatasetShape shape);  // "cnn_dailymail", "document_summary", ..., "text"
 
 class DatasetReader {
  public:

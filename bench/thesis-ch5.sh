@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Thesis ch. 5 (Block-State Transformer) in miniature, Table 5.1 and Fig. 5.3: small language
+# models trained from scratch on a long real corpus built from this machine (code: /usr/include
+# files concatenated along their paths; markup: raw roff man pages; books: rendered man pages
+# and /usr/share/doc text per package), SLIDE against BST:SH/MH/MF with the S4D or unstructured
+# kernel; test perplexity beside a unigram model's, per-token scores for paired bootstraps,
+# and the loss when the test text is read in windows of L/8, L, 4L and 16L tokens (trained at
+# L); then docs/results/thesis-ch5.md. Resumable: a run with result.json is not trained again.
+#
+# Usage: bench/thesis-ch5.sh [BUILD_DIR] [OUT_DIR]
+#   CORPORA="code"   corpora (code markup books)   SEEDS="1 2 3"   seeds per system
+#   SYSTEMS="..."    system names (default all, see below)         JOBS=2  runs side by side
+#   EXTRA="k=v ..."  more overrides for every run (e.g. train.max_steps=50 for a smoke test)
+#   TRAIN_BYTES=8000000, EVAL_BYTES=500000: the text of each split used (documents in order,
+#                    the last one cut): the corpora hold 100-250 MB, far more than a run reads
+#   TEST_BYTES=60000 the test text scored token by token (the first test documents, concatenated)
+#   BENCH=1          also run `strata bench bst` (0: not)       REPORT=docs/results/thesis-ch5.md
+set -euo pipefail
+build=${1:-build}
+out=${2:-runs/thesis-ch5}
+strata="$build/strata"
+corpora=${CORPORA:-code}
+seeds=${SEEDS:-"1 2 3"}
+jobs=${JOBS:-2}
+test_bytes=${TEST_BYTES:-60000}
+train_bytes=${TRAIN_BYTES:-8000000}
+eval_bytes=${EVAL_BYTES:-500000}
+report=${REPORT:-docs/results/thesis-ch5.md}
+config=configs/thesis-ch5.toml
+windows="64 512 2048 8192"
+
+# system|overrides: every system of the experiment (XL and BRecT are not built yet).
+all_systems='
+slide|model.bst_layers=""
+sh-s4d|model.bst_context=sh model.bst_kernel=s4d
+mh-s4d|model.bst_context=mh model.bst_kernel=s4d
+mf-s4d|model.bst_context=mf model.bst_kernel=s4d
+sh-unstruct|model.bst_context=sh model.bst_kernel=unstructured
+mf-unstruct|model.bst_context=mf model.bst_kernel=unstructured
+'
+systems=${SYSTEMS:-$(echo "$all_systems" | cut -d'|' -f1 | xargs)}
+started=$(date +%s)
+
+# A corpus, its tokenizer (byte-level BPE, 2000) and its test text, made once.
+prepare() {
+  local corpus=$1 dir="$out/$1" split
+  if [[ ! -f "$dir/data/test.jsonl" ]]; then
+    echo "== corpus $corpus"
+    "$strata" data "$corpus" --out "$dir/data"
+  fi
+  mkdir -p "$dir/use"
+  for split in train validation test; do
+    [[ -f "$dir/use/$split.jsonl" ]] ||
+      python3 bench/thesis_ch5_text.py cap "$dir/data/$split.jsonl" "$dir/use/$split.jsonl" \
+        "$([[ $split == train ]] && echo "$train_bytes" || echo "$eval_bytes")"
+  done
+  if [[ ! -f "$dir/tokenizer/strata-tokenizer.json" ]]; then
+    echo "== tokenizer for $corpus: byte-level BPE, 2000"
+    "$strata" tokenizer train --input "$dir/use/train.jsonl" --out "$dir/tokenizer" --vocab-size 2000 --type byte-bpe
+  fi
+  [[ -f "$dir/test.txt" ]] || python3 bench/thesis_ch5_text.py join "$dir/use/test.jsonl" "$dir/test.txt" "$test_bytes"
+}
+
+# One system and seed on one corpus: train, test perplexity, per-token scores in one pass and
+# in fixed windows; result.json holds what the report reads.
+run_one() {
+  local corpus=$1 system=$2 seed=$3 dir="$out/$1/runs/$2-s$3"
+  local overrides
+  overrides=$(echo "$all_systems" | grep "^$system|" | cut -d'|' -f2)
+  if [[ -f "$dir/result.json" ]]; then return 0; fi
+  rm -rf "$dir" && mkdir -p "$dir"
+  local t0 t1 window
+  t0=$(date +%s)
+  # shellcheck disable=SC2086
+  OMP_NUM_THREADS=1 "$strata" train --config "$config" --out "$dir/run" --quiet train.seed="$seed" \
+    data.train="$out/$corpus/use/train.jsonl" data.valid="$out/$corpus/use/validation.jsonl" \
+    data.tokenizer="$out/$corpus/tokenizer" $overrides ${EXTRA:-} > "$dir/train.log" 2>&1 ||
+    { echo "FAILED: $corpus $system seed $seed (see $dir/train.log)"; return 1; }
+  t1=$(date +%s)
+  OMP_NUM_THREADS=1 "$strata" lm eval --json --model "$dir/run" --data "$out/$corpus/use/test.jsonl" \
+    > "$dir/test.json" 2> "$dir/eval.log" || { echo "FAILED: lm eval $system (see $dir/eval.log)"; return 1; }
+  OMP_NUM_THREADS=1 "$strata" lm score --model "$dir/run" --text "$out/$corpus/test.txt" --out "$dir/scores.jsonl" \
+    2> "$dir/score.log" || { echo "FAILED: lm score $system (see $dir/score.log)"; return 1; }
+  for window in $windows; do
+    OMP_NUM_THREADS=1 "$strata" lm score --window "$window" --model "$dir/run" --text "$out/$corpus/test.txt" \
+      --out "$dir/scores-w$window.jsonl" 2>> "$dir/score.log" || { echo "FAILED: lm score --window $window"; return 1; }
+  done
+  local params
+  params=$(grep -o 'all params: [0-9,]*' "$dir/train.log" | tr -dc '0-9')
+  printf '{"corpus": "%s", "system": "%s", "seed": %s, "parameters": %s, "train_seconds": %s}\n' \
+    "$corpus" "$system" "$seed" "${params:-0}" "$((t1 - t0))" > "$dir/result.json"
+  echo "done: $corpus $system seed $seed ($(( $(date +%s) - t0 )) s)"
+}
+export -f run_one
+export out strata config all_systems windows
+
+for corpus in $corpora; do prepare "$corpus"; done
+total=0
+for corpus in $corpora; do for system in $systems; do for seed in $seeds; do total=$((total + 1)); done; done; done
+echo "== $total runs, $jobs at a time (one thread each)"
+for seed in $seeds; do for corpus in $corpora; do for system in $systems; do echo "$corpus $system $seed"; done; done; done |
+  xargs -P "$jobs" -n 3 bash -c 'run_one "$@"' _
+
+# Fig. 5.4: one layer's forward time, SLIDE against BST, in one run (two threads).
+if [[ ${BENCH:-1} == 1 && ! -f "$out/bench-bst.json" ]]; then
+  "$strata" bench bst --json "$out/bench-bst.json" > "$out/bench-bst.log" 2>&1 || echo "FAILED: bench bst (see $out/bench-bst.log)"
+fi
+
+python3 bench/thesis_ch5_report.py --out-dir "$out" --corpora "$corpora" --systems "$systems" --config "$config" \
+  --windows "$windows" --minutes "$(( ($(date +%s) - started) / 60 ))" --report "$report"
+echo "== wrote $report"

@@ -1,0 +1,162 @@
+"""docs/results/thesis-ch5.md from the runs of bench/thesis-ch5.sh: Table 5.1 in miniature
+(test perplexity by system and corpus, beside a unigram model's), paired bootstraps of the
+per-token losses against SLIDE, Fig. 5.3's length generalisation and Fig. 5.4's layer
+timing, with the thesis's findings checked one by one."""
+import argparse
+import glob
+import json
+import math
+import os
+import random
+import statistics
+
+from report_common import fmt, mean_std, write_atomic
+
+THESIS_TABLE_5_1 = {  # perplexity on PG19 / arXiv / GitHub (thesis Table 5.1)
+    "slide": (12.12, 2.69, 2.28), "sh-s4d": (11.57, 2.51, 2.14), "mh-s4d": (11.60, 2.52, 2.15),
+    "mf-s4d": (11.63, 2.48, 2.07), "sh-unstruct": (11.52, 2.49, 2.09), "mf-unstruct": (11.56, 2.44, 2.03),
+}
+CORPUS_COLUMN = {"books": 0, "markup": 1, "code": 2}  # which thesis corpus each stands in for
+CHUNK = 256  # tokens a bootstrap unit: neighbouring tokens' losses are not independent
+
+
+def scores(path):
+    """(token ids, log-probabilities) of a `strata lm score` JSONL file."""
+    ids, logprobs = [], []
+    with open(path) as f:
+        for line in f:
+            row = json.loads(line)
+            ids.append(row["token"])
+            logprobs.append(row["logprob"])
+    return ids, logprobs
+
+
+def mean_over_seeds(runs, name):
+    """Per-token log-probabilities averaged over a system's seeds (the seeds score the same text)."""
+    lists = [scores(os.path.join(r, name))[1] for r in runs if os.path.exists(os.path.join(r, name))]
+    if not lists:
+        return None
+    n = min(len(x) for x in lists)
+    return [statistics.mean(x[i] for x in lists) for i in range(n)]
+
+
+def unigram_loss(ids, vocab):
+    """Loss of a unigram model fit on the scored tokens themselves (add-one): a baseline that
+    has seen the test text's token frequencies, so beating it is the stronger claim."""
+    counts = {}
+    for t in ids:
+        counts[t] = counts.get(t, 0) + 1
+    total = len(ids) + vocab
+    return -statistics.mean(math.log((counts[t] + 1) / total) for t in ids)
+
+
+def paired_bootstrap(a, b, resamples=2000, seed=7):
+    """Mean per-token loss of a minus b, and the two-sided p-value of a bootstrap over chunks."""
+    n = min(len(a), len(b))
+    chunks = [sum(-a[i] + b[i] for i in range(s, min(s + CHUNK, n))) / len(range(s, min(s + CHUNK, n)))
+              for s in range(0, n, CHUNK)]
+    observed = statistics.mean(chunks)
+    rng = random.Random(seed)
+    flips = 0
+    for _ in range(resamples):
+        m = statistics.mean(rng.choice(chunks) for _ in chunks)
+        flips += (m <= 0) if observed > 0 else (m >= 0)
+    return observed, min(1.0, 2 * flips / resamples), len(chunks)
+
+
+def p_text(p, resamples=2000):
+    return f"< {1 / resamples:.4f}" if p == 0 else f"= {p:.3f}"
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("--corpora", required=True)
+    p.add_argument("--systems", required=True)
+    p.add_argument("--config", required=True)
+    p.add_argument("--windows", required=True)
+    p.add_argument("--minutes", type=int, default=0)
+    p.add_argument("--report", required=True)
+    a = p.parse_args()
+    systems, windows = a.systems.split(), [int(w) for w in a.windows.split()]
+    lines = ["# Thesis ch. 5: Block-State Transformer language models, in miniature", "",
+             f"Made by `bench/thesis-ch5.sh` from `{a.config}` in {a.minutes} minutes on this 2-core machine "
+             "(two runs at a time, one thread each). Regenerate with the same command; runs are resumed.", "",
+             "**Scale.** The thesis: 12 layers, D = 1024, trained at L = 4096 with W = 512 on PG19, arXiv and "
+             "GitHub (billions of tokens), BST layers at {1, 7, 9}. Here: 4 layers, D = 128, L = 512, W = 64, "
+             "BST layers at {1, 3}, byte-level BPE of 2,000 tokens, 300 steps of 4,096 tokens (1.2M tokens; "
+             "8 MB of training text) on corpora built from this machine: *code* (`/usr/include` files concatenated along their paths, the thesis's own "
+             "GitHub construction), *markup* (raw roff man pages, for arXiv) and *books* (rendered man pages and "
+             "package docs, for PG19). XL and BRecT are not built yet; only SLIDE and the BST variants ran.", ""]
+    findings = []
+    for corpus in a.corpora.split():
+        base = os.path.join(a.out_dir, corpus)
+        runs = {s: sorted(glob.glob(os.path.join(base, "runs", f"{s}-s*"))) for s in systems}
+        runs = {s: [r for r in rs if os.path.exists(os.path.join(r, "result.json"))] for s, rs in runs.items()}
+        if not any(runs.values()):
+            continue
+        lines += [f"## {corpus}", ""]
+        any_run = next(r for rs in runs.values() for r in rs)
+        ids, _ = scores(os.path.join(any_run, "scores.jsonl"))
+        vocab = 2000
+        uni = unigram_loss(ids, vocab)
+        lines += [f"Test text: {len(ids)} scored tokens. Unigram (fit on them): loss {uni:.3f}, perplexity "
+                  f"{math.exp(uni):.1f}.", "",
+                  "| system | seeds | parameters | test perplexity (mean ± std) | thesis (its corpus) | "
+                  "vs SLIDE: Δ loss, p (paired bootstrap, chunks of 256 tokens) |", "|---|---|---|---|---|---|"]
+        slide = mean_over_seeds(runs.get("slide", []), "scores.jsonl")
+        stats = {}
+        for s in systems:
+            if not runs[s]:
+                continue
+            ppl = [json.load(open(os.path.join(r, "test.json")))["perplexity"] for r in runs[s]]
+            params = json.load(open(os.path.join(runs[s][0], "result.json")))["parameters"]
+            stats[s] = mean_std(ppl)
+            mine = mean_over_seeds(runs[s], "scores.jsonl")
+            versus = "-"
+            if s != "slide" and slide and mine:
+                diff, pval, n = paired_bootstrap(mine, slide)
+                versus = f"{diff:+.4f}, p {p_text(pval)} ({n} chunks)"
+                findings.append((corpus, s, diff, pval))
+            thesis = THESIS_TABLE_5_1.get(s, ("-",) * 3)[CORPUS_COLUMN.get(corpus, 0)]
+            lines.append(f"| {s} | {len(ppl)} | {params:,} | {fmt(stats[s])} | {thesis} | {versus} |")
+        learned = [s for s in stats if stats[s][0] < math.exp(uni)]
+        lines += ["", f"Every system below the unigram's perplexity {math.exp(uni):.1f}: "
+                  f"{'yes' if len(learned) == len(stats) else 'no: ' + ', '.join(set(stats) - set(learned))}.", ""]
+        lines += ["### Length generalisation (Fig. 5.3)", "",
+                  "Loss (nats/token) on the test text read in windows of w tokens, each starting afresh; trained "
+                  "at L = 512. One pass reads the whole text (the SSM's kernel generated at its length).", "",
+                  "| system | " + " | ".join(f"w = {w}" for w in windows) + " | one pass |",
+                  "|---|" + "---|" * (len(windows) + 1)]
+        for s in systems:
+            if not runs[s]:
+                continue
+            cells = []
+            for name in [f"scores-w{w}.jsonl" for w in windows] + ["scores.jsonl"]:
+                lp = mean_over_seeds(runs[s], name)
+                cells.append(f"{-statistics.mean(lp):.3f}" if lp else "-")
+            lines.append(f"| {s} | " + " | ".join(cells) + " |")
+        lines.append("")
+    bench = os.path.join(a.out_dir, "bench-bst.json")
+    if os.path.exists(bench):
+        j = json.load(open(bench))
+        lines += ["## Layer timing (Fig. 5.4, left)", "",
+                  f"`strata bench bst`: one layer (d_model {j['d_model']}, {j['heads']} heads, W = {j['window']}, "
+                  f"SSM {j['kernel']} N = {j['states']}), forward only, {j['threads']} threads, median of "
+                  f"{j['rounds']} rounds; ratio to SLIDE at the same length, measured in the same run.", "",
+                  "| length | layer | ms | ratio to SLIDE | flops ratio |", "|---|---|---|---|---|"]
+        for name, c in j["cases"].items():
+            lines.append(f"| {name.split('@')[1]} | {c['layer']} | {c['median_ms']:.2f} | {c['ratio']:.3f} | "
+                         f"{c['flops_ratio']:.3f} |")
+        lines.append("")
+    lines += ["## The thesis's findings, checked", ""]
+    for corpus, s, diff, pval in findings:
+        verdict = "holds" if diff < 0 and pval < 0.05 else "does not hold" if diff > 0 and pval < 0.05 else \
+            "not established (p >= 0.05)"
+        lines.append(f"- {corpus}: {s} has a lower test loss than SLIDE (Table 5.1): Δ {diff:+.4f} nats/token, "
+                     f"p {p_text(pval)}: **{verdict}**")
+    write_atomic(a.report, lines + [""])
+
+
+if __name__ == "__main__":
+    main()
