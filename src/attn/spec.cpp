@@ -381,27 +381,19 @@ class MaskParser {
     }
     for (const PrimitiveName& p : kPrimitives) {
       if (p.name != name) continue;
-      if (p.kind == MaskKind::Window) {
+      if (p.kind == MaskKind::Window || p.kind == MaskKind::Blocks) {  // two parameters
         expect('(');
-        const std::int64_t left = number();
+        const std::int64_t first = number();
         expect(',');
-        const std::int64_t right = number();
+        const std::int64_t second = number();
         expect(')');
-        return Mask::window(left, right);
+        return p.kind == MaskKind::Window ? Mask::window(first, second) : Mask::blocks(first, second);
       }
       if (p.kind == MaskKind::Global) {
         expect('(');
         const std::int64_t count = number();
         expect(')');
         return Mask::global(count);
-      }
-      if (p.kind == MaskKind::Blocks) {
-        expect('(');
-        const std::int64_t length = number();
-        expect(',');
-        const std::int64_t before = number();
-        expect(')');
-        return Mask::blocks(length, before);
       }
       if (peek('(')) fail("'" + name + "' takes no parameters");
       return p.kind == MaskKind::All ? Mask::all() : Mask::of(p.kind);
