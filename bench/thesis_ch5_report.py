@@ -64,6 +64,19 @@ def paired_bootstrap(a, b, resamples=2000, seed=7):
     return observed, min(1.0, 2 * flips / resamples), len(chunks)
 
 
+def seed_differences(runs, reference_runs):
+    """Each seed's mean per-token loss minus the reference system's at the same seed."""
+    by_seed = {os.path.basename(r).rsplit("-s", 1)[1]: r for r in reference_runs}
+    out = []
+    for r in runs:
+        seed = os.path.basename(r).rsplit("-s", 1)[1]
+        if seed in by_seed:
+            mine = scores(os.path.join(r, "scores.jsonl"))[1]
+            theirs = scores(os.path.join(by_seed[seed], "scores.jsonl"))[1]
+            out.append(statistics.mean(theirs) - statistics.mean(mine))
+    return out
+
+
 def p_text(p, resamples=2000):
     return f"< {1 / resamples:.4f}" if p == 0 else f"= {p:.3f}"
 
@@ -88,7 +101,7 @@ def main():
              "8 MB of training text) on corpora built from this machine: *code* (`/usr/include` files concatenated along their paths, the thesis's own "
              "GitHub construction), *markup* (raw roff man pages, for arXiv) and *books* (rendered man pages and "
              "package docs, for PG19). XL and BRecT are not built yet; only SLIDE and the BST variants ran.", ""]
-    findings = []
+    findings, length_findings, timing_findings = [], [], []
     for corpus in a.corpora.split():
         base = os.path.join(a.out_dir, corpus)
         runs = {s: sorted(glob.glob(os.path.join(base, "runs", f"{s}-s*"))) for s in systems}
@@ -103,7 +116,8 @@ def main():
         lines += [f"Test text: {len(ids)} scored tokens. Unigram (fit on them): loss {uni:.3f}, perplexity "
                   f"{math.exp(uni):.1f}.", "",
                   "| system | seeds | parameters | test perplexity (mean ± std) | thesis (its corpus) | "
-                  "vs SLIDE: Δ loss, p (paired bootstrap, chunks of 256 tokens) |", "|---|---|---|---|---|---|"]
+                  "vs SLIDE: Δ loss of the seeds' mean log-probabilities, p (paired bootstrap over chunks of 256 "
+                  "tokens); Δ loss of each seed against SLIDE's same seed |", "|---|---|---|---|---|---|"]
         slide = mean_over_seeds(runs.get("slide", []), "scores.jsonl")
         stats = {}
         for s in systems:
@@ -116,8 +130,10 @@ def main():
             versus = "-"
             if s != "slide" and slide and mine:
                 diff, pval, n = paired_bootstrap(mine, slide)
-                versus = f"{diff:+.4f}, p {p_text(pval)} ({n} chunks)"
-                findings.append((corpus, s, diff, pval))
+                per_seed = seed_differences(runs[s], runs["slide"])
+                versus = f"{diff:+.4f}, p {p_text(pval)} ({n} chunks); per seed " + \
+                    ", ".join(f"{d:+.3f}" for d in per_seed)
+                findings.append((corpus, s, diff, pval, per_seed))
             thesis = THESIS_TABLE_5_1.get(s, ("-",) * 3)[CORPUS_COLUMN.get(corpus, 0)]
             lines.append(f"| {s} | {len(ppl)} | {params:,} | {fmt(stats[s])} | {thesis} | {versus} |")
         learned = [s for s in stats if stats[s][0] < math.exp(uni)]
@@ -131,11 +147,19 @@ def main():
         for s in systems:
             if not runs[s]:
                 continue
-            cells = []
-            for name in [f"scores-w{w}.jsonl" for w in windows] + ["scores.jsonl"]:
+            cells, losses = [], {}
+            for w, name in [(w, f"scores-w{w}.jsonl") for w in windows] + [(0, "scores.jsonl")]:
                 lp = mean_over_seeds(runs[s], name)
-                cells.append(f"{-statistics.mean(lp):.3f}" if lp else "-")
+                losses[w] = -statistics.mean(lp) if lp else float("nan")
+                cells.append(f"{losses[w]:.3f}" if lp else "-")
             lines.append(f"| {s} | " + " | ".join(cells) + " |")
+            longest, trained = max(windows), 512
+            if trained in losses and longest in losses:
+                rise = losses[longest] - losses[trained]
+                length_findings.append(
+                    f"- {corpus}: {s} read at {longest // trained}× its training length (windows of {longest}) "
+                    f"against its own length: loss {rise:+.4f} nats/token: **"
+                    + ("holds (no rise)" if rise <= 0 else "does not hold (the loss rises)") + "**")
         lines.append("")
     bench = os.path.join(a.out_dir, "bench-bst.json")
     if os.path.exists(bench):
@@ -148,13 +172,33 @@ def main():
         for name, c in j["cases"].items():
             lines.append(f"| {name.split('@')[1]} | {c['layer']} | {c['median_ms']:.2f} | {c['ratio']:.3f} | "
                          f"{c['flops_ratio']:.3f} |")
-        lines.append("")
-    lines += ["## The thesis's findings, checked", ""]
-    for corpus, s, diff, pval in findings:
-        verdict = "holds" if diff < 0 and pval < 0.05 else "does not hold" if diff > 0 and pval < 0.05 else \
-            "not established (p >= 0.05)"
+            if name.endswith("@4096") and c["layer"] != "slide":
+                timing_findings.append(
+                    f"- {c['layer']} at 4k tokens within 2× of SLIDE's forward time (Fig. 5.4: \"BST stays within "
+                    f"2×\"): {c['ratio']:.2f}×: **" + ("holds" if c["ratio"] <= 2 else "does not hold") + "**")
+        lines += ["", "The flops ratio stays at 1.25-1.36 while the time ratio is larger: the SSM's FFTs, its "
+                  "complex kernel and the reads of its outputs run far below the matrix products' rate on "
+                  "this CPU, most of all for MH and MF, which run 8 and 32 filters over the whole sequence "
+                  "(MF reads them at one position a block: the S4D state carried block to block would cost "
+                  "O(L C N) instead; not done).", ""]
+    lines += ["## The thesis's findings, checked", "",
+              "Read these at their scale: 1.2M training tokens leave every model far from converged (training "
+              "loss 3.6-4.0 at the last step against ~5.0 on the test text), where the thesis compares converged models trained "
+              "on billions of tokens; a verdict here is about small models early in training.", ""]
+    for corpus, s, diff, pval, per_seed in findings:
+        agree = len(per_seed) > 1 and len({d < 0 for d in per_seed}) == 1
+        if pval >= 0.05 or not agree:
+            verdict = "not established (" + ("p >= 0.05" if pval >= 0.05 else
+                                              "one seed" if len(per_seed) < 2 else "the seeds disagree") + ")"
+        else:
+            verdict = "holds" if diff < 0 else "does not hold"
         lines.append(f"- {corpus}: {s} has a lower test loss than SLIDE (Table 5.1): Δ {diff:+.4f} nats/token, "
                      f"p {p_text(pval)}: **{verdict}**")
+    if timing_findings:
+        lines += [""] + timing_findings
+    if length_findings:
+        lines += ["", "Fig. 5.3 (a BST model keeps its perplexity far past its training length; SLIDE reads "
+                  "only 2W tokens back, so longer windows cannot hurt it):"] + length_findings
     write_atomic(a.report, lines + [""])
 
 
