@@ -63,7 +63,8 @@ void run_lm_score(const LmScoreFlags& flags) {
   recipes::LoadedModel info;
   const std::shared_ptr<models::LanguageModel> model = recipes::load_language_model(flags.model, info, flags.adapter);
   const std::vector<std::int32_t> ids = info.tokenizer->encode(read_file(flags.text));
-  const std::vector<double> log_probs = train::token_log_probs(*model, ids, flags.window);
+  const train::TokenScores scores = train::token_log_probs(*model, ids, flags.window);
+  const std::vector<double>& log_probs = scores.log_probs;
   std::string lines;
   double total = 0;
   for (std::size_t i = 0; i < log_probs.size(); ++i) {
@@ -79,9 +80,9 @@ void run_lm_score(const LmScoreFlags& flags) {
   else
     write_file_atomic(flags.out, lines);
   const double loss = total / static_cast<double>(std::max<std::size_t>(log_probs.size(), 1));
-  const std::size_t window = flags.window > 0 ? flags.window : static_cast<std::size_t>(std::max<std::int64_t>(model->max_length(), 0));
   std::fprintf(stderr, "%zu tokens scored%s: loss %.4f nats/token, perplexity %.2f\n", log_probs.size(),
-               window > 0 ? (" in windows of " + std::to_string(window)).c_str() : " in one pass", loss, std::exp(loss));
+               scores.window > 0 ? (" in windows of " + std::to_string(scores.window)).c_str() : " in one pass", loss,
+               std::exp(loss));
 }
 
 }  // namespace

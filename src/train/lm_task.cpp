@@ -55,8 +55,8 @@ double lm_loss(models::LanguageModel& model, const TokenBlocks& blocks, std::siz
   return total / static_cast<double>(std::max<std::int64_t>(tokens, 1));
 }
 
-std::vector<double> token_log_probs(models::LanguageModel& model, const std::vector<std::int32_t>& ids,
-                                    std::size_t window) {
+TokenScores token_log_probs(models::LanguageModel& model, const std::vector<std::int32_t>& ids,
+                            std::size_t window) {
   const std::size_t model_limit = static_cast<std::size_t>(std::max<std::int64_t>(model.max_length(), 0));
   if (window > 0 && model_limit > 0 && window > model_limit)
     throw Error("a window of " + std::to_string(window) + " tokens: the model reads at most " +
@@ -64,19 +64,19 @@ std::vector<double> token_log_probs(models::LanguageModel& model, const std::vec
   const bool was_training = model.is_training();
   model.eval();
   torch::NoGradGuard no_grad;
-  std::vector<double> out;
-  const std::size_t limit = std::max<std::size_t>(2, window > 0 ? window : model_limit > 0 ? model_limit : ids.size());
+  TokenScores out{{}, window > 0 ? window : model_limit};
+  const std::size_t limit = std::max<std::size_t>(2, out.window > 0 ? out.window : ids.size());
   // A window predicts tokens [start + 1, end) from [start, end - 1); the next starts at end - 1.
   for (std::size_t start = 0; start + 1 < ids.size(); start += limit - 1) {
     const std::size_t end = std::min(ids.size(), start + limit);
-    const at::Tensor window =
+    const at::Tensor piece =
         torch::tensor(std::vector<std::int64_t>(ids.begin() + static_cast<std::ptrdiff_t>(start),
                                                 ids.begin() + static_cast<std::ptrdiff_t>(end)))
             .unsqueeze(0);
-    const at::Tensor log_probs = torch::log_softmax(model.logits(window.narrow(1, 0, window.size(1) - 1)), -1);
-    const at::Tensor picked = log_probs.gather(2, window.narrow(1, 1, window.size(1) - 1).unsqueeze(-1));
+    const at::Tensor log_probs = torch::log_softmax(model.logits(piece.narrow(1, 0, piece.size(1) - 1)), -1);
+    const at::Tensor picked = log_probs.gather(2, piece.narrow(1, 1, piece.size(1) - 1).unsqueeze(-1));
     const at::Tensor values = picked.reshape({-1}).to(torch::kDouble).contiguous();
-    out.insert(out.end(), values.data_ptr<double>(), values.data_ptr<double>() + values.numel());
+    out.log_probs.insert(out.log_probs.end(), values.data_ptr<double>(), values.data_ptr<double>() + values.numel());
   }
   model.train(was_training);
   return out;

@@ -35,7 +35,11 @@ double lm_loss(models::LanguageModel& model, const TokenBlocks& blocks, std::siz
 // tokens, each starting afresh (0: the model's max_length(), or the whole text in one pass for
 // a model without a limit, such as a Block-State Transformer). strata::Error when `window`
 // exceeds the model's limit.
-std::vector<double> token_log_probs(models::LanguageModel& model, const std::vector<std::int32_t>& ids,
-                                    std::size_t window = 0);
+struct TokenScores {
+  std::vector<double> log_probs;
+  std::size_t window = 0;  // the window read; 0 = one pass
+};
+TokenScores token_log_probs(models::LanguageModel& model, const std::vector<std::int32_t>& ids,
+                            std::size_t window = 0);
 
 }  // namespace strata::train
