@@ -44,8 +44,9 @@ BstLmImpl::BstLmImpl(const ModelConfig& config) : config_(config) {
   check_stacks(config, "bst_lm", {.decoder = true});
   embed_tokens = register_module("embed_tokens", torch::nn::Embedding(config.vocab_size, config.d_model));
   layers = register_module("layers", torch::nn::ModuleList());
-  for (std::int64_t i = 0; i < config.decoder_layers; ++i) layers->push_back(nn::BlockStateLayer(block_state_options(config, i)));
-  final_norm = register_module("final_norm", nn::layer_norm(config.d_model));
+  for (std::int64_t i = 0; i < config.decoder_layers; ++i)
+    layers->push_back(nn::BlockStateLayer(block_state_options(config, i)));
+  if (config.pre_norm) final_norm = register_module("final_norm", nn::layer_norm(config.d_model));
   if (!config.tie_embeddings)
     lm_head = register_module("lm_head", nn::AdaptableLinear(torch::nn::LinearOptions(config.d_model, config.vocab_size).bias(false)));
   init_weights(*this, config.pad_id);
@@ -54,7 +55,7 @@ BstLmImpl::BstLmImpl(const ModelConfig& config) : config_(config) {
 at::Tensor BstLmImpl::forward(const at::Tensor& ids) {
   at::Tensor x = torch::dropout(embed_tokens(ids), config_.dropout, is_training());
   for (const auto& layer : *layers) x = layer->as<nn::BlockStateLayer>()->forward(x);
-  if (config_.pre_norm) x = final_norm(x);
+  if (final_norm) x = final_norm(x);
   return lm_head ? lm_head(x) : torch::matmul(x, embed_tokens->weight.t());
 }
 

@@ -36,7 +36,7 @@ class BstLmImpl : public LanguageModel {
 
   torch::nn::Embedding embed_tokens{nullptr};
   torch::nn::ModuleList layers{nullptr};
-  torch::nn::LayerNorm final_norm{nullptr};
+  torch::nn::LayerNorm final_norm{nullptr};  // pre-norm only: post-norm layers end normed
   nn::AdaptableLinear lm_head{nullptr};  // only when embeddings are not tied
 
  private:
