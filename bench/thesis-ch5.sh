@@ -2,10 +2,10 @@
 # Thesis ch. 5 (Block-State Transformer) in miniature, Table 5.1 and Fig. 5.3: small language
 # models trained from scratch on a long real corpus built from this machine (code: /usr/include
 # files concatenated along their paths; markup: raw roff man pages; books: rendered man pages
-# and /usr/share/doc text per package), SLIDE against BST:SH/MH/MF with the S4D or unstructured
-# kernel; test perplexity beside a unigram model's, per-token scores for paired bootstraps,
-# and the loss when the test text is read in windows of L/8, L, 4L and 16L tokens (trained at
-# L); then docs/results/thesis-ch5.md. Resumable: a run with result.json is not trained again.
+# and /usr/share/doc text per package), SLIDE, Transformer-XL and the Block-Recurrent
+# Transformer against BST:SH/MH/MF with the S4D or unstructured kernel; test perplexity beside a unigram model's, per-token scores for
+# paired bootstraps, and the loss when the test text is read in windows of L/8, L, 4L and 16L
+# tokens (trained at L); then docs/results/thesis-ch5.md. Resumable: a run with result.json is not trained again.
 #
 # Usage: bench/thesis-ch5.sh [BUILD_DIR] [OUT_DIR]
 #   CORPORA="code"   corpora (code markup books)   SEEDS="1 2 3"   seeds per system
@@ -29,9 +29,14 @@ report=${REPORT:-docs/results/thesis-ch5.md}
 config=configs/thesis-ch5.toml
 windows="64 512 2048 8192"
 
-# system|overrides: every system of the experiment (XL and BRecT are not built yet).
+# system|overrides: every system of the experiment. XL, as the thesis's TRSF-XL:2048 beside
+# SLIDE:512, has a window 4x SLIDE's and no gradient through the previous window. BRecT
+# (fixed gates, skip) has one recurrent layer with W state vectors, at layer 2 of 4 (Meliad:
+# layer 10 of 12), SLIDE layers elsewhere; its state is not carried across training sequences.
 all_systems='
 slide|model.bst_layers=""
+xl|model.bst_layers="" model.bst_memory=xl model.bst_window=256
+brect|model.bst_layers="2" model.bst_context=recurrent model.bst_filters=64
 sh-s4d|model.bst_context=sh model.bst_kernel=s4d
 mh-s4d|model.bst_context=mh model.bst_kernel=s4d
 mf-s4d|model.bst_context=mf model.bst_kernel=s4d

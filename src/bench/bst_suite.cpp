@@ -51,6 +51,8 @@ const std::vector<Case>& cases() {
       {"bst_sh", "BST:SH: + SSM, one filter, states at the block's own positions", true, nn::ContextStates::SH},
       {"bst_mh", "BST:MH: + SSM, one output matrix a head", true, nn::ContextStates::MH},
       {"bst_mf", "BST:MF: + SSM, 32 filters read at the previous block's end", true, nn::ContextStates::MF},
+      {"brect", "BRecT: W state vectors, updated block by block (sequential), no SSM", true,
+       nn::ContextStates::Recurrent},
   };
   return list;
 }
@@ -64,7 +66,7 @@ nn::BlockStateOptions layer_options(const Case& c, const BstBenchOptions& o) {
   layer.dropout = 0;
   layer.block_state = c.block_state;
   layer.context = c.context;
-  layer.filters = kFilters;
+  layer.filters = c.context == nn::ContextStates::Recurrent ? o.window : kFilters;  // BRecT: S = W, as Meliad
   layer.ssm.kernel = o.kernel;
   layer.ssm.states = kStates;
   layer.ssm.channels = kDModel / (c.context == nn::ContextStates::MF ? 8 : 4);
@@ -88,6 +90,14 @@ double layer_flops(const Case& c, const BstBenchOptions& o, std::int64_t length)
   double flops = 2 * L * D * D * 3 + 4 * L * D * F + 4 * D * block_pairs(length, o.window, 1);
   flops += 2 * L * (c.block_state ? 2 * D : D) * D;  // the output projection
   if (!c.block_state) return flops;
+  if (c.context == nn::ContextStates::Recurrent) {
+    const double blocks = std::ceil(L / W), S = static_cast<double>(l.filters);
+    flops += 2 * L * D * D + 4 * D * L * S;  // the tokens' second queries and their cross-attention
+    flops += blocks * 4 * S * D * D;         // the state's keys and values, every block
+    // and, for every block but the last, its two queries, self- and block-attention, projection
+    flops += (blocks - 1) * (4 * S * D * D + 4 * D * S * S + 4 * D * S * 2 * W + 4 * S * D * D);
+    return flops;
+  }
   const double C = static_cast<double>(l.ssm.channels), N = kStates;
   const double O = c.context == nn::ContextStates::SH ? 1 : c.context == nn::ContextStates::MH ? kHeads : kFilters;
   const double n = 2 * L;

@@ -13,7 +13,8 @@ void register_bench_bst(CLI::App& bench) {
       "bst",
       "Time one Block-State Transformer layer (thesis ch. 5, Fig. 5.4 left) against the SLIDE layer it extends: "
       "d_model 256, 8 heads, d_ff 1024, batch 1, fp32, forward only, blocks of W tokens; BST:SH, BST:MH and "
-      "BST:MF with an S4D (or unstructured) SSM of width D/4 and N = 16 states, at 1k, 4k, 16k and 64k tokens. "
+      "BST:MF with an S4D (or unstructured) SSM of width D/4 and N = 16 states, and the Block-Recurrent layer "
+      "(BRecT: W state vectors updated block after block), at 1k, 4k, 16k and 64k tokens. "
       "Each (layer, length) in a child process of its own, median of several rounds, rounds disturbed by other "
       "processes set aside. One line each: ms, ratio to SLIDE at that length, GFLOP counted analytically and its "
       "ratio, GFLOP/s, peak memory.");

@@ -1,7 +1,9 @@
 // strata lm eval: perplexity of a language model on text; strata lm score: the log-probability
-// of every token of one text, as JSONL.
+// of every token of one text, as JSONL; strata lm generate: a prompt continued.
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -11,6 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "generation_flags.h"
+#include "strata/decode/summarize.h"
+#include "strata/core/error.h"
 #include "strata/core/files.h"
 #include "strata/data/lm_examples.h"
 #include "strata/train/lm_task.h"
@@ -85,7 +90,67 @@ void run_lm_score(const LmScoreFlags& flags) {
                std::exp(loss));
 }
 
+struct LmGenerateFlags {
+  std::string model;
+  std::string adapter;
+  std::string prompt;
+  std::string prompt_file;
+  bool json = false;
+};
+
+// The prompt and its continuation on stdout (or one JSON object); the speed on stderr.
+void run_lm_generate(const LmGenerateFlags& flags, const GenerationFlags& generation) {
+  recipes::LoadedModel info;
+  (void)recipes::load_language_model(flags.model, info, flags.adapter);
+  const std::string prompt = flags.prompt_file.empty() ? flags.prompt : read_file(flags.prompt_file);
+  const std::vector<std::int32_t> ids = info.tokenizer->encode(prompt);
+  if (ids.empty()) throw Error("lm generate: the prompt has no tokens");
+  const at::Tensor prompts = torch::tensor(std::vector<std::int64_t>(ids.begin(), ids.end())).unsqueeze(0);
+  const decode::GenerationOptions options = decode::with_model_tokens(generation_for(generation, info), info.config);
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::int64_t> tokens =
+      recipes::continue_prompts(info, prompts, options, !generation.no_cache).front();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<std::int32_t> kept;
+  for (std::int64_t t : tokens)
+    if (t != options.eos_id) kept.push_back(static_cast<std::int32_t>(t));
+  const std::string text = info.tokenizer->decode(kept);
+  const double per_second = static_cast<double>(tokens.size()) / std::max(seconds, 1e-9);
+  if (flags.json)
+    std::printf("%s\n", nlohmann::json{{"prompt_tokens", ids.size()}, {"tokens", tokens}, {"text", text},
+                                       {"seconds", seconds}, {"tokens_per_second", per_second},
+                                       {"cache", !generation.no_cache}}
+                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                            .c_str());
+  else
+    std::printf("%s%s\n", prompt.c_str(), text.c_str());
+  std::fprintf(stderr, "%zu tokens after a prompt of %zu in %.2f s (%.1f tokens/s, %s)\n", tokens.size(), ids.size(),
+               seconds, per_second, generation.no_cache ? "every step recomputed" : "cached");
+}
+
 }  // namespace
+
+void register_lm_generate(CLI::App& lm) {
+  CLI::App* sub = lm.add_subcommand("generate", "Continue a prompt with a language model (causal_lm, bst_lm)");
+  sub->footer(
+      "Decoding follows the run's [decode] section unless a flag overrides it (greedy by default; --sample with "
+      "--top-k, --top-p, --temperature). A causal_lm caches keys and values; a bst_lm caches the keys its next "
+      "block reads and carries its state-space model forward (S4D as a recurrence, the unstructured filter by "
+      "convolving its inputs again). --no-cache reruns the whole sequence every step, the same tokens slower.");
+  auto flags = std::make_shared<LmGenerateFlags>();
+  sub->add_option("--model", flags->model, "run directory (its best checkpoint) or checkpoint directory")->required();
+  sub->add_option("--adapter", flags->adapter, "an adapter file to load onto --model, its base")->check(CLI::ExistingFile);
+  auto* text = sub->add_option("--prompt", flags->prompt, "the text to continue");
+  sub->add_option("--prompt-file", flags->prompt_file, "read the prompt from this file")
+      ->check(CLI::ExistingFile)
+      ->excludes(text);
+  sub->add_flag("--json", flags->json, "print one JSON object: tokens, text, seconds, tokens_per_second");
+  const std::shared_ptr<GenerationFlags> generation = add_generation_flags(sub);
+  on_run(sub, [flags, generation] {
+    if (flags->prompt.empty() && flags->prompt_file.empty()) throw Error("lm generate: give --prompt or --prompt-file");
+    run_lm_generate(*flags, *generation);
+  });
+}
 
 void register_lm_score(CLI::App& lm) {
   CLI::App* sub = lm.add_subcommand(

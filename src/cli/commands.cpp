@@ -32,11 +32,12 @@ void register_all(CLI::App& app) {
   register_analyze_heads(*analyze);
   register_analyze_patterns(*analyze);
   register_analyze_attention(*analyze);
-  CLI::App* lm = app.add_subcommand("lm", "Language models: train, perplexity, per-token scores");
+  CLI::App* lm = app.add_subcommand("lm", "Language models: train, perplexity, per-token scores, generation");
   lm->require_subcommand(1);
   register_lm_train(*lm);
   register_lm_eval(*lm);
   register_lm_score(*lm);
+  register_lm_generate(*lm);
   CLI::App* eval = app.add_subcommand("eval", "Score outputs (ROUGE, BLEU, copy rate, hierarchy F1) and models (summarize)");
   eval->require_subcommand(1);
   register_eval_rouge(*eval);

@@ -28,6 +28,7 @@ void register_analyze_attention(CLI::App& analyze);  // strata analyze attention
 void register_lm_train(CLI::App& lm);    // strata lm train
 void register_lm_eval(CLI::App& lm);     // strata lm eval
 void register_lm_score(CLI::App& lm);    // strata lm score
+void register_lm_generate(CLI::App& lm); // strata lm generate
 // `eval` is one group shared by several files.
 void register_eval_rouge(CLI::App& eval);  // strata eval rouge
 void register_eval_bleu(CLI::App& eval);   // strata eval bleu

@@ -24,6 +24,9 @@ nn::BlockStateOptions block_state_options(const ModelConfig& config, std::int64_
   o.heads = config.heads;
   o.d_ff = config.d_ff;
   o.window = config.bst_window;
+  if (config.bst_memory != "window" && config.bst_memory != "xl")
+    throw Error("model.bst_memory: unknown memory '" + config.bst_memory + "' (known: window, xl)");
+  o.xl_memory = config.bst_memory == "xl";
   o.dropout = config.dropout;
   o.activation = config.activation;
   o.pre_norm = config.pre_norm;
@@ -52,17 +55,19 @@ BstLmImpl::BstLmImpl(const ModelConfig& config) : config_(config) {
   init_weights(*this, config.pad_id);
 }
 
-at::Tensor BstLmImpl::forward(const at::Tensor& ids) {
+at::Tensor BstLmImpl::forward(const at::Tensor& ids, nn::KvCache* cache) {
+  if (cache != nullptr && cache->layers.size() != layers->size())
+    throw Error("bst_lm: the cache has " + std::to_string(cache->layers.size()) + " layers, the model " +
+                std::to_string(layers->size()) + " (make it with new_cache())");
+  const std::int64_t offset = cache ? cache->length : 0;
   at::Tensor x = torch::dropout(embed_tokens(ids), config_.dropout, is_training());
-  for (const auto& layer : *layers) x = layer->as<nn::BlockStateLayer>()->forward(x);
+  for (std::size_t i = 0; i < layers->size(); ++i)
+    x = layers[i]->as<nn::BlockStateLayer>()->forward(x, cache ? &cache->layers[i] : nullptr, offset);
+  if (cache) cache->length += ids.size(1);
   if (final_norm) x = final_norm(x);
   return lm_head ? lm_head(x) : torch::matmul(x, embed_tokens->weight.t());
 }
 
-at::Tensor BstLmImpl::logits(const at::Tensor& ids, nn::KvCache* cache) {
-  if (cache != nullptr)
-    throw Error("bst_lm: no key/value cache (generation reruns the whole sequence; decode with use_cache off)");
-  return forward(ids);
-}
+at::Tensor BstLmImpl::logits(const at::Tensor& ids, nn::KvCache* cache) { return forward(ids, cache); }
 
 }  // namespace strata::models

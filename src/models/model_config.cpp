@@ -48,11 +48,13 @@ void visit_fields(C& c, F&& f) {
   f("hierarchy_split", c.hierarchy_split, Origin::User,
     "hierarchical designs (HierBlock, HTruncSA, HSoftSA): layers below this one are the lower ones; 0 = half of each stack, rounded up");
   f("bst_window", c.bst_window, Origin::User, "bst_lm: W, the tokens of a block (SLIDE attends to its own block and the one before)");
+  f("bst_memory", c.bst_memory, Origin::User,
+    "bst_lm: how a block reads the one before: window (SLIDE, trained through) or xl (a Transformer-XL cache, no gradient through it)");
   f("bst_layers", c.bst_layers, Origin::User, "bst_lm: the BST layers, indices from 0 (e.g. \"1,3\"); the rest are SLIDE layers; \"\" = none");
-  f("bst_context", c.bst_context, Origin::User, "bst_lm: context states: sh (single-head), mh (multi-head) or mf (multi-filter)");
+  f("bst_context", c.bst_context, Origin::User, "bst_lm: context states: sh (single-head), mh (multi-head), mf (multi-filter), or recurrent (the Block-Recurrent Transformer baseline: bst_filters state vectors carried block to block, no SSM)");
   f("bst_kernel", c.bst_kernel, Origin::User, "bst_lm: the SSM kernel: s4d or unstructured (Eq. 5.4)");
   f("bst_states", c.bst_states, Origin::User, "bst_lm: S4D's state size N (N / 2 complex modes)");
-  f("bst_filters", c.bst_filters, Origin::User, "bst_lm: S, the context states a block reads under mf");
+  f("bst_filters", c.bst_filters, Origin::User, "bst_lm: S, the context states a block reads under mf (recurrent: the state vectors)");
   f("bst_filter_length", c.bst_filter_length, Origin::User,
     "bst_lm: the training length the unstructured kernel's t in [0, 1] spans");
   f("bst_ssm_width", c.bst_ssm_width, Origin::User, "bst_lm: the SSM's channels; 0 = d_model / 4 (mf: d_model / 8)");

@@ -2,7 +2,9 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "strata/core/error.h"
 #include "strata/nn/transformer_layers.h"
@@ -13,7 +15,8 @@ ContextStates context_states_from_name(const std::string& name) {
   if (name == "sh") return ContextStates::SH;
   if (name == "mh") return ContextStates::MH;
   if (name == "mf") return ContextStates::MF;
-  throw Error("model.bst_context: unknown context states '" + name + "' (known: sh, mh, mf)");
+  if (name == "recurrent") return ContextStates::Recurrent;
+  throw Error("model.bst_context: unknown context states '" + name + "' (known: sh, mh, mf, recurrent)");
 }
 
 namespace {
@@ -28,6 +31,7 @@ std::int64_t ssm_outputs(const BlockStateOptions& o) {
     case ContextStates::SH: return 1;
     case ContextStates::MH: return o.heads;
     case ContextStates::MF: return o.filters;
+    case ContextStates::Recurrent: return 0;
   }
   return 1;
 }
@@ -44,6 +48,16 @@ attn::LayerSpec spec_of(attn::Mask mask) {
   attn::LayerSpec spec;
   spec.heads[0].mask = std::move(mask);
   return spec;
+}
+
+// Block ids for an attention from each block's queries (positions offset .. offset + length - 1,
+// counted from block `first`) to `per_block` keys a block, in block order from `first`: with
+// the mask same_segment, each block reads its own keys only.
+void same_block_layouts(std::int64_t offset, std::int64_t length, std::int64_t window, std::int64_t first,
+                        std::int64_t keys, std::int64_t per_block, attn::TokenLayout& queries,
+                        attn::TokenLayout& key_layout) {
+  queries.segment = (torch::div(torch::arange(offset, offset + length, torch::kInt), window, "floor") - first).unsqueeze(0);
+  key_layout.segment = torch::div(torch::arange(keys, torch::kInt), per_block, "floor").unsqueeze(0);
 }
 
 // SLIDE: each block attends to itself and the block before, causally, with T5's bucketed
@@ -74,16 +88,30 @@ BlockStateLayerImpl::BlockStateLayerImpl(const BlockStateOptions& options) : opt
   fc1 = register_module("fc1", linear(d, options.d_ff));
   fc2 = register_module("fc2", linear(options.d_ff, d));
   if (!options.block_state) return;
+  if (options.filters <= 0 && (options.context == ContextStates::MF || options.context == ContextStates::Recurrent))
+    throw Error("model.bst_filters: must be positive, got " + std::to_string(options.filters));
+  context_q = register_module("context_q", linear(d, d));
+  if (options.context == ContextStates::Recurrent) {
+    // Meliad's initialisations: the state small, its slot positions at unit scale (they are
+    // added after the norm), the gate's bias near 0 (g near 1/2).
+    initial_context = register_parameter("initial_context", normal({options.filters, d}, 0.1));
+    state_positions = register_parameter("state_positions", normal({options.filters, d}, 1.0));
+    gate_bias = register_parameter("gate_bias", normal({d}, 0.1));
+    state_norm = register_module("state_norm", layer_norm(d));
+    state_q = register_module("state_q", linear(d, d));
+    state_q2 = register_module("state_q2", linear(d, d));
+    state_k = register_module("state_k", linear(d, d));
+    state_v = register_module("state_v", linear(d, d));
+    state_out = register_module("state_out", torch::nn::Linear(2 * d, d));
+    return;
+  }
 
   StateSpaceOptions ssm_options = options.ssm;
   ssm_options.outputs = ssm_outputs(options);
   options_.ssm = ssm_options;
   const std::int64_t channels = ssm_options.channels;
-  if (options.context == ContextStates::MF && options.filters <= 0)
-    throw Error("model.bst_filters: must be positive, got " + std::to_string(options.filters));
   ssm_in = register_module("ssm_in", linear(d, channels));
   ssm = register_module("ssm", StateSpace(ssm_options));
-  context_q = register_module("context_q", linear(d, d));
   const double lift_std = 1.0 / std::sqrt(static_cast<double>(channels));
   if (options.context == ContextStates::MF) {
     lift = register_parameter("lift", normal({channels, d}, lift_std));
@@ -98,12 +126,13 @@ BlockStateLayerImpl::BlockStateLayerImpl(const BlockStateOptions& options) : opt
   }
 }
 
-at::Tensor BlockStateLayerImpl::forward(const at::Tensor& x) {
+at::Tensor BlockStateLayerImpl::forward(const at::Tensor& x, LayerKvCache* cache, std::int64_t offset) {
   if (x.dim() != 3 || x.size(2) != options_.d_model)
     throw Error("block-state layer: expected input [B, L, " + std::to_string(options_.d_model) + "]");
+  if (offset != 0 && cache == nullptr) throw Error("block-state layer: an offset needs the cache of the positions before it");
   const bool pre = options_.pre_norm;
   const double p = is_training() ? options_.dropout : 0.0;
-  at::Tensor h = x + torch::dropout(attention(pre ? attention_norm(x) : x), p, is_training());
+  at::Tensor h = x + torch::dropout(attention(pre ? attention_norm(x) : x, cache, offset), p, is_training());
   if (!pre) h = attention_norm(h);
   const at::Tensor f = pre ? final_norm(h) : h;
   const at::Tensor inner = options_.activation == "gelu" ? torch::gelu(fc1(f)) : torch::relu(fc1(f));
@@ -111,58 +140,196 @@ at::Tensor BlockStateLayerImpl::forward(const at::Tensor& x) {
   return pre ? h : final_norm(h);
 }
 
-at::Tensor BlockStateLayerImpl::attention(const at::Tensor& h) {
-  const std::int64_t heads = options_.heads;
-  const attn::LayerSpec slide = slide_spec(options_.window);
+namespace {
+
+// Decoding: the keys and values cached for the positions before `offset` are put in front of
+// the new ones (k, v: [B, H, T, Dh]), and the call's query offset set to match. Kept for the
+// next call: the keys from the start of the block `blocks_before` blocks before the next
+// position's block. Both ends are block boundaries, so the engine's blocks(W, n) mask and
+// relative positions read the same pairs as over the whole sequence.
+void join_cached_keys(at::Tensor& cached_k, at::Tensor& cached_v, at::Tensor& k, at::Tensor& v, std::int64_t offset,
+                      std::int64_t window, std::int64_t blocks_before, attn::AttentionCall& call) {
+  const std::int64_t end = offset + k.size(2);
+  if (cached_k.defined()) {
+    k = torch::cat({cached_k, k}, 2);
+    v = torch::cat({cached_v, v}, 2);
+  }
+  const std::int64_t start = end - k.size(2);  // the first key's position
+  call.query_offset = offset - start;
+  const std::int64_t keep = std::max<std::int64_t>(0, (end / window - blocks_before) * window);
+  cached_k = k.narrow(2, keep - start, end - keep).contiguous();
+  cached_v = v.narrow(2, keep - start, end - keep).contiguous();
+}
+
+// [B, H, L, Dh] -> [B * nb, H, W, Dh]: one row per block, zero-padded to nb = ceil(L / W) blocks.
+at::Tensor to_blocks(const at::Tensor& x, std::int64_t window) {
+  const std::int64_t length = x.size(2), blocks = (length + window - 1) / window;
+  const at::Tensor padded = torch::constant_pad_nd(x, {0, 0, 0, blocks * window - length});
+  return padded.view({x.size(0), x.size(1), blocks, window, x.size(3)})
+      .transpose(1, 2)
+      .reshape({x.size(0) * blocks, x.size(1), window, x.size(3)});
+}
+
+// Each block's predecessor, in the same rows: zeros before block 0.
+at::Tensor previous_blocks(const at::Tensor& blocks, std::int64_t batch) {
+  const at::Tensor per_sequence = blocks.view({batch, -1, blocks.size(1), blocks.size(2), blocks.size(3)});
+  const std::int64_t count = per_sequence.size(1);
+  return torch::constant_pad_nd(per_sequence.narrow(1, 0, count - 1), {0, 0, 0, 0, 0, 0, 1, 0}).view_as(blocks);
+}
+
+}  // namespace
+
+at::Tensor BlockStateLayerImpl::xl_attention(const at::Tensor& h) {
+  // Blocks become batch rows: each block's W queries read [block b - 1 (cache); block b],
+  // causally with the queries W positions on (the same pairs and relative positions as
+  // SLIDE's mask), block 0's missing predecessor padded out.
+  const std::int64_t batch = h.size(0), length = h.size(1), heads = options_.heads, window = options_.window;
+  const std::int64_t blocks = (length + window - 1) / window;
+  const at::Tensor cached = h.detach();
   attn::AttentionCall call;
-  call.q = split_heads(q_proj(h), heads);
-  call.k = split_heads(k_proj(h), heads);
-  call.v = split_heads(v_proj(h), heads);
+  call.q = to_blocks(split_heads(q_proj(h), heads), window);
+  call.k = torch::cat({previous_blocks(to_blocks(split_heads(k_proj(cached), heads), window), batch),
+                       to_blocks(split_heads(k_proj(h), heads), window)}, 2);
+  call.v = torch::cat({previous_blocks(to_blocks(split_heads(v_proj(cached), heads), window), batch),
+                       to_blocks(split_heads(v_proj(h), heads), window)}, 2);
+  const at::Tensor has_previous = (torch::arange(blocks) > 0).unsqueeze(1).expand({blocks, window});
+  const at::Tensor is_token = torch::arange(blocks * window).view({blocks, window}) < length;
+  call.key_padding = torch::cat({has_previous, is_token}, 1).repeat({batch, 1});
   call.causal = true;
-  call.spec = &slide;
+  call.query_offset = window;
+  attn::LayerSpec spec = spec_of(attn::Mask::all());
+  spec.bias = slide_spec(window).bias;
+  call.spec = &spec;
   call.bias_table = relation_bias;
   call.training = is_training();
-  at::Tensor out = attn::attend(call, options_.kernel);  // [B, H, L, Dh]
-  if (options_.block_state) out = torch::cat({out, cross_attention(h)}, 1);  // concatenated, not summed
+  const at::Tensor out = attn::attend(call, options_.kernel);  // [B * nb, H, W, Dh]
+  return out.view({batch, blocks, heads, window, -1}).transpose(1, 2).reshape({batch, heads, blocks * window, -1})
+      .narrow(2, 0, length);
+}
+
+at::Tensor BlockStateLayerImpl::attention(const at::Tensor& h, LayerKvCache* cache, std::int64_t offset) {
+  const std::int64_t heads = options_.heads;
+  const bool recurrent = options_.block_state && options_.context == ContextStates::Recurrent;
+  if (recurrent && cache != nullptr)
+    throw Error("bst_lm: a Block-Recurrent layer does not decode with a cache (generate with --no-cache)");
+  at::Tensor out, k, v;  // [B, H, T, Dh]
+  if (options_.xl_memory && at::GradMode::is_enabled() && cache == nullptr) {
+    out = xl_attention(h);  // without gradients the XL cache is SLIDE
+    if (recurrent) {
+      k = split_heads(k_proj(h), heads);
+      v = split_heads(v_proj(h), heads);
+    }
+  } else {
+    const attn::LayerSpec slide = slide_spec(options_.window);
+    attn::AttentionCall call;
+    call.q = split_heads(q_proj(h), heads);
+    k = split_heads(k_proj(h), heads);
+    v = split_heads(v_proj(h), heads);
+    if (cache) join_cached_keys(cache->self_k, cache->self_v, k, v, offset, options_.window, 1, call);
+    call.k = k;
+    call.v = v;
+    call.causal = true;
+    call.spec = &slide;
+    call.bias_table = relation_bias;
+    call.training = is_training();
+    out = attn::attend(call, options_.kernel);
+  }
+  if (options_.block_state)  // concatenated, not summed
+    out = torch::cat({out, recurrent ? recurrent_attention(h, k, v) : cross_attention(h, cache, offset)}, 1);
   return out_proj(out.transpose(1, 2).reshape({h.size(0), h.size(1), -1}));
 }
 
-at::Tensor BlockStateLayerImpl::cross_attention(const at::Tensor& h) {
+at::Tensor BlockStateLayerImpl::cross_attention(const at::Tensor& h, LayerKvCache* cache, std::int64_t offset) {
   const std::int64_t batch = h.size(0), length = h.size(1), d = options_.d_model, heads = options_.heads;
   const std::int64_t window = options_.window;
-  // The SSM runs once over the whole sequence, before any blocking.
-  const at::Tensor states = ssm(ssm_in(h).transpose(1, 2));  // [B, O, C, L]
+  // The SSM runs once over the whole sequence, before any blocking; decoding carries its state.
+  const at::Tensor u = ssm_in(h).transpose(1, 2);
+  const at::Tensor states = cache ? ssm->step(u, cache->ssm_state) : ssm(u);  // [B, O, C, T]
   attn::AttentionCall call;
   call.q = split_heads(context_q(h), heads);
   call.training = is_training();
   attn::LayerSpec spec;
   attn::TokenLayout query_blocks, key_blocks;
+  at::Tensor k, v;
   if (options_.context != ContextStates::MF) {
     // SH / MH: block k reads the states at its own positions, j <= i (y_j reads u_{<= j} only).
-    call.k = split_heads(torch::einsum("bocl,oce->bloe", {states, key_lift}).reshape({batch, length, d}), heads);
-    call.v = split_heads(torch::einsum("bocl,oce->bloe", {states, value_lift}).reshape({batch, length, d}), heads);
+    k = split_heads(torch::einsum("bocl,oce->bloe", {states, key_lift}).reshape({batch, length, d}), heads);
+    v = split_heads(torch::einsum("bocl,oce->bloe", {states, value_lift}).reshape({batch, length, d}), heads);
+    if (cache) join_cached_keys(cache->context_k, cache->context_v, k, v, offset, window, 0, call);
     call.causal = true;
     spec = spec_of(attn::Mask::blocks(window, 0));
   } else {
     // MF: block k reads the S filters' outputs at the last token of block k - 1; block 0 a
-    // learned initial context. Every query of a block sees all S of them (no mask).
-    const std::int64_t blocks = (length + window - 1) / window, filters = options_.filters;
+    // learned initial context. Every query of a block sees all S of them (no mask). Contexts
+    // are made for the blocks from the first query's to the next position's (which the cache
+    // keeps for the next call); the first one comes from the cache unless it is block 0.
+    const std::int64_t first = offset / window, last = (offset + length) / window, filters = options_.filters;
     at::Tensor context = initial_context.unsqueeze(0).unsqueeze(0).expand({batch, 1, filters, d});
-    if (blocks > 1) {
-      const at::Tensor ends = torch::arange(1, blocks, torch::kLong) * window - 1;
-      const at::Tensor read = states.index_select(3, ends);  // [B, S, C, blocks - 1]
+    if (last > first) {
+      const at::Tensor ends = torch::arange(first + 1, last + 1, torch::kLong) * window - 1 - offset;
+      const at::Tensor read = states.index_select(3, ends);  // [B, S, C, last - first]
       context = torch::cat({context, torch::einsum("bscn,cd->bnsd", {read, lift})}, 1);
     }
-    context = (context + context_ids).reshape({batch, blocks * filters, d});
-    call.k = split_heads(context_k(context), heads);
-    call.v = split_heads(context_v(context), heads);
-    query_blocks.segment = torch::div(torch::arange(length, torch::kInt), window, "floor").unsqueeze(0);
-    key_blocks.segment = torch::div(torch::arange(blocks * filters, torch::kInt), filters, "floor").unsqueeze(0);
+    context = (context + context_ids).reshape({batch, -1, d});
+    k = split_heads(context_k(context), heads);
+    v = split_heads(context_v(context), heads);
+    if (cache != nullptr && offset > 0) {  // the first block's context, made by the call before
+      k = torch::cat({cache->context_k, k.narrow(2, filters, k.size(2) - filters)}, 2);
+      v = torch::cat({cache->context_v, v.narrow(2, filters, v.size(2) - filters)}, 2);
+    }
+    if (cache) {
+      cache->context_k = k.narrow(2, k.size(2) - filters, filters).contiguous();
+      cache->context_v = v.narrow(2, v.size(2) - filters, filters).contiguous();
+    }
+    same_block_layouts(offset, length, window, first, k.size(2), filters, query_blocks, key_blocks);
     call.query_layout = &query_blocks;
     call.key_layout = &key_blocks;
     spec = spec_of(attn::Mask::of(attn::MaskKind::SameSegment));
   }
+  call.k = k;
+  call.v = v;
   call.spec = &spec;
+  return attn::attend(call, options_.kernel);
+}
+
+at::Tensor BlockStateLayerImpl::recurrent_attention(const at::Tensor& h, const at::Tensor& k, const at::Tensor& v) {
+  const std::int64_t batch = h.size(0), length = h.size(1), d = options_.d_model, heads = options_.heads;
+  const std::int64_t window = options_.window, states = options_.filters;
+  const std::int64_t blocks = (length + window - 1) / window;
+  const at::Tensor keep = torch::sigmoid(gate_bias);
+  at::Tensor state = initial_context.unsqueeze(0).expand({batch, states, d});
+  std::vector<at::Tensor> keys, values;  // each block's view of the state, [B, H, S, Dh]
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const at::Tensor s = state_norm(state) + state_positions;
+    keys.push_back(split_heads(state_k(s), heads));
+    values.push_back(split_heads(state_v(s), heads));
+    if (b + 1 == blocks) break;  // no block reads the state after the last one
+    attn::AttentionCall self;  // the state reads itself
+    self.q = split_heads(state_q(s), heads);
+    self.k = keys.back();
+    self.v = values.back();
+    attn::AttentionCall read;  // and blocks b - 1 and b, all of them (the next block reads the result)
+    const std::int64_t from = std::max<std::int64_t>(0, (b - 1) * window), to = std::min(length, (b + 1) * window);
+    read.q = split_heads(state_q2(s), heads);
+    read.k = k.narrow(2, from, to - from);
+    read.v = v.narrow(2, from, to - from);
+    self.training = read.training = is_training();
+    const at::Tensor both = torch::cat({attn::attend(self, options_.kernel), attn::attend(read, options_.kernel)}, 1);
+    const at::Tensor update = state_out(both.transpose(1, 2).reshape({batch, states, 2 * d}));
+    state = state * keep + update * (1 - keep);
+  }
+  // The tokens' second queries read their own block's state, unmasked (as MF's contexts).
+  attn::AttentionCall call;
+  call.q = split_heads(context_q(h), heads);
+  call.k = torch::cat(keys, 2);
+  call.v = torch::cat(values, 2);
+  attn::TokenLayout query_blocks, key_blocks;
+  same_block_layouts(0, length, window, 0, blocks * states, states, query_blocks, key_blocks);
+  call.query_layout = &query_blocks;
+  call.key_layout = &key_blocks;
+  const attn::LayerSpec spec = spec_of(attn::Mask::of(attn::MaskKind::SameSegment));
+  call.spec = &spec;
+  call.training = is_training();
   return attn::attend(call, options_.kernel);
 }
 

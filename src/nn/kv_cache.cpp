@@ -13,6 +13,9 @@ void KvCache::reorder(const at::Tensor& index) {
     keep(layer.self_v);
     keep(layer.cross_k);
     keep(layer.cross_v);
+    keep(layer.context_k);
+    keep(layer.context_v);
+    keep(layer.ssm_state);
   }
 }
 

@@ -47,16 +47,47 @@ S4dKernelImpl::S4dKernelImpl(const StateSpaceOptions& options) : options_(option
   c = register_parameter("c", torch::randn({options.outputs, options.channels, modes, 2}) * std::sqrt(0.5));
 }
 
-at::Tensor S4dKernelImpl::forward(std::int64_t length) {
+S4dKernelImpl::Discretised S4dKernelImpl::discretised() const {
   const at::Tensor a = torch::complex(-torch::exp(log_a_real), a_imag);  // [C, N/2]
   const at::Tensor dt_a = a * torch::exp(log_dt).unsqueeze(-1);
-  // Zero-order hold: C~ = C (exp(dt A) - 1) / A, then K_l = 2 Re sum_n C~_n exp(dt A_n l).
-  const at::Tensor c_tilde = torch::view_as_complex(c.contiguous()) * ((torch::exp(dt_a) - 1) / a);  // [O, C, N/2]
-  const at::Tensor positions = torch::arange(length, log_dt.options().requires_grad(false));
-  const at::Tensor vandermonde = torch::exp(dt_a.unsqueeze(-1) * positions);  // [C, N/2, L]
-  // [C, O, N/2] x [C, N/2, L] -> [C, O, L]
-  const at::Tensor k = torch::matmul(c_tilde.transpose(0, 1), vandermonde);
-  return 2 * torch::real(k).transpose(0, 1);
+  // Zero-order hold: C~ = C (exp(dt A) - 1) / A.
+  return {dt_a, torch::view_as_complex(c.contiguous()) * ((torch::exp(dt_a) - 1) / a)};  // [O, C, N/2]
+}
+
+namespace {
+
+// exp(dt A l) for l = 0 .. length - 1: [C, N/2, length].
+at::Tensor powers(const at::Tensor& dt_a, std::int64_t length) {
+  const auto real = torch::TensorOptions().dtype(c10::toRealValueType(dt_a.scalar_type()));
+  return torch::exp(dt_a.unsqueeze(-1) * torch::arange(length, real));
+}
+
+// K_l = 2 Re sum_n C~_n exp(dt A_n l): [C, O, N/2] x [C, N/2, L] -> [O, C, L].
+at::Tensor kernel_of(const S4dKernelImpl::Discretised& d, std::int64_t length) {
+  return 2 * torch::real(torch::matmul(d.c_tilde.transpose(0, 1), powers(d.dt_a, length))).transpose(0, 1);
+}
+
+}  // namespace
+
+at::Tensor S4dKernelImpl::forward(std::int64_t length) { return kernel_of(discretised(), length); }
+
+at::Tensor S4dKernelImpl::step(const at::Tensor& u, at::Tensor& state) {
+  // With x_t = sum_{j <= t} exp(dt A (t - j)) u_j, y_t = 2 Re sum_n C~_n x_{t,n}. The new
+  // positions t0 + r read the state before them through exp(dt A (r + 1)) and each other
+  // through the kernel's first T taps; the state moves on by exp(dt A T).
+  const Discretised d = discretised();
+  const std::int64_t length = u.size(-1);
+  at::Tensor y = causal_fft_conv(u.unsqueeze(1), kernel_of(d, length));  // [B, O, C, T]
+  const at::Tensor p = powers(d.dt_a, length + 1);                        // [C, N/2, T + 1]
+  const at::Tensor inputs = u.to(d.dt_a.scalar_type());
+  const at::Tensor added = torch::einsum("bct,cnt->bcn", {inputs, p.narrow(-1, 0, length).flip(-1)});
+  if (!state.defined()) {
+    state = added;
+    return y;
+  }
+  y = y + 2 * torch::real(torch::einsum("bcn,ocn,cnt->boct", {state, d.c_tilde, p.narrow(-1, 1, length)}));
+  state = state * p.select(-1, length) + added;
+  return y;
 }
 
 // PyTorch's default Linear initialisation, U(-1/sqrt(fan_in), 1/sqrt(fan_in)). The filter's
@@ -111,11 +142,26 @@ StateSpaceImpl::StateSpaceImpl(const StateSpaceOptions& options) : options_(opti
 
 at::Tensor StateSpaceImpl::kernel(std::int64_t length) { return s4d ? s4d(length) : unstructured(length); }
 
-at::Tensor StateSpaceImpl::forward(const at::Tensor& u) {
+void StateSpaceImpl::check_input(const at::Tensor& u) const {
   if (u.dim() != 3 || u.size(1) != options_.channels)
     throw Error("state space: expected input [B, " + std::to_string(options_.channels) + ", L]");
+}
+
+at::Tensor StateSpaceImpl::forward(const at::Tensor& u) {
+  check_input(u);
   const at::Tensor x = u.unsqueeze(1);  // [B, 1, C, L]
   return causal_fft_conv(x, kernel(u.size(2))) + skip.unsqueeze(-1) * x;
+}
+
+at::Tensor StateSpaceImpl::step(const at::Tensor& u, at::Tensor& state) {
+  check_input(u);
+  const at::Tensor x = u.unsqueeze(1);
+  if (s4d) return s4d->step(u, state) + skip.unsqueeze(-1) * x;
+  // No recurrence for a filter given by its taps: convolve everything seen again, keep the end.
+  state = state.defined() ? torch::cat({state, u}, -1) : u;
+  const std::int64_t seen = state.size(-1);
+  return causal_fft_conv(state.unsqueeze(1), kernel(seen)).narrow(-1, seen - u.size(2), u.size(2)) +
+         skip.unsqueeze(-1) * x;
 }
 
 bool is_state_space_dynamics(const std::string& name) {

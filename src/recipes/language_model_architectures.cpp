@@ -33,11 +33,8 @@ std::unique_ptr<train::TrainTask> make_lm_task(std::shared_ptr<torch::nn::Module
                                          std::move(valid_set));
 }
 
-MakeStepper lm_stepper(bool can_cache) {
-  return [can_cache](std::shared_ptr<torch::nn::Module> module,
-                     const DecodeInputs& in) -> std::unique_ptr<decode::StepModel> {
-    return std::make_unique<decode::CausalLmStepper>(language_model(module), in.ids, in.use_cache && can_cache);
-  };
+std::unique_ptr<decode::StepModel> lm_stepper(std::shared_ptr<torch::nn::Module> module, const DecodeInputs& in) {
+  return std::make_unique<decode::CausalLmStepper>(language_model(module), in.ids, in.use_cache);
 }
 
 }  // namespace
@@ -47,7 +44,7 @@ Architecture causal_lm_architecture() {
           [](const models::ModelConfig& config) -> std::shared_ptr<torch::nn::Module> {
             return models::CausalLm(config).ptr();
           },
-          make_lm_task, lm_stepper(/*can_cache=*/true)};
+          make_lm_task, lm_stepper};
 }
 
 Architecture bst_lm_architecture() {
@@ -55,7 +52,7 @@ Architecture bst_lm_architecture() {
           [](const models::ModelConfig& config) -> std::shared_ptr<torch::nn::Module> {
             return models::BstLm(config).ptr();
           },
-          make_lm_task, lm_stepper(/*can_cache=*/false)};
+          make_lm_task, lm_stepper};
 }
 
 }  // namespace strata::recipes

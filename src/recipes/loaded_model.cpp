@@ -5,6 +5,7 @@
 #include <set>
 
 #include "strata/core/error.h"
+#include "strata/decode/generate.h"
 #include "strata/models/adapter_file.h"
 #include "strata/nn/adapters.h"
 #include "strata/recipes/adapters.h"
@@ -83,6 +84,15 @@ std::shared_ptr<models::LanguageModel> load_language_model(const fs::path& path,
     throw Error((info.checkpoint / "config.json").string() + ": a " + info.config.architecture +
                 " model, not a language model (causal_lm, bst_lm)");
   return lm;
+}
+
+decode::Sequences continue_prompts(const LoadedModel& model, const at::Tensor& prompts,
+                                   const decode::GenerationOptions& options, bool use_cache) {
+  const Architecture& architecture = find_architecture(model.config.architecture);
+  if (!architecture.stepper) throw Error("a " + architecture.name + " model does not generate text");
+  torch::NoGradGuard no_grad;
+  const std::unique_ptr<decode::StepModel> stepper = architecture.stepper(model.module, {prompts, {}, nullptr, use_cache});
+  return decode::generate(*stepper, options);
 }
 
 models::EncoderModel load_encoder(const fs::path& path, LoadedModel& info, const std::string& task,

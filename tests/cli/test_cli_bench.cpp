@@ -87,9 +87,9 @@ TEST_F(CliBench, BstTimesEveryLayerAtEveryLengthWithItsFlops) {
   const nlohmann::json j = nlohmann::json::parse(slurp(json));
   EXPECT_EQ(j["benchmark"], "bst");
   EXPECT_EQ(j["window"], 16);
-  ASSERT_EQ(j["cases"].size(), 8u);
+  ASSERT_EQ(j["cases"].size(), 10u);
   for (const char* length : {"64", "128"})
-    for (const char* layer : {"slide", "bst_sh", "bst_mh", "bst_mf"}) {
+    for (const char* layer : {"slide", "bst_sh", "bst_mh", "bst_mf", "brect"}) {
       const std::string name = std::string(layer) + "@" + length;
       ASSERT_TRUE(j["cases"].contains(name)) << name;
       const nlohmann::json& c = j["cases"][name];

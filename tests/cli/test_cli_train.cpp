@@ -152,7 +152,7 @@ std::vector<nlohmann::json> score_lines(const std::string& text) {
   return lines;
 }
 
-TEST_F(CliTrain, LmScoreGivesEveryTokensLogProbabilityAndShowsCausalityFromOutside) {
+TEST_F(CliTrain, LmScoreShowsCausalityFromOutsideAndCachedGenerationMatchesRerunning) {
   // A Block-State Transformer LM trained through `strata train`: one pass over the text, and
   // the scores of a text's first half are the first scores of the whole text.
   const CliResult trained =
@@ -193,6 +193,20 @@ TEST_F(CliTrain, LmScoreGivesEveryTokensLogProbabilityAndShowsCausalityFromOutsi
   EXPECT_GT(differing, 0);
   const CliResult missing = run("lm score --model " + path("bst") + " --text " + path("nothing.txt"));
   EXPECT_NE(missing.exit_code, 0);
+
+  // Generation continues a prompt; with the cache (kept keys, the SSM's recurrence) the tokens
+  // are those of rerunning the whole sequence every step.
+  const std::string generate = "lm generate --json --max-length 20 --model " + path("bst") +
+                               " --prompt 'list the contents of a directory and'";
+  const CliResult cached = run(generate), rerun = run(generate + " --no-cache");
+  ASSERT_EQ(cached.exit_code, 0) << cached.err;
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.err;
+  const nlohmann::json a = nlohmann::json::parse(cached.out), b = nlohmann::json::parse(rerun.out);
+  EXPECT_EQ(a["tokens"], b["tokens"]);
+  EXPECT_GT(a["tokens"].size(), 0u);
+  EXPECT_TRUE(a["cache"].get<bool>());
+  EXPECT_FALSE(b["cache"].get<bool>());
+  EXPECT_NE(run("lm generate --model " + path("bst")).exit_code, 0);  // no prompt
 }
 
 // LoRA on a trained base: only the adapter trains, its file loads onto that base (and

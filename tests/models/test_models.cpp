@@ -207,7 +207,8 @@ TEST(BstLm, NoLogProbabilityReadsTheFuture) {
                                                                       {"0,1", "mf", "s4d"},
                                                                       {"0", "sh", "unstructured"},
                                                                       {"1", "mh", "unstructured"},
-                                                                      {"0", "mf", "unstructured"}}) {
+                                                                      {"0", "mf", "unstructured"},
+                                                                      {"1", "recurrent", "s4d"}}) {
     torch::manual_seed(11);
     BstLm model(tiny_bst(layers, context, kernel));
     model->eval();
@@ -219,6 +220,19 @@ TEST(BstLm, NoLogProbabilityReadsTheFuture) {
     EXPECT_TRUE(torch::allclose(after.narrow(1, 0, 10), before.narrow(1, 0, 10), 1e-5, 1e-5)) << name;
     EXPECT_FALSE(torch::allclose(after.narrow(1, 10, 9), before.narrow(1, 10, 9), 1e-3, 1e-3)) << name;
   }
+  // The Transformer-XL baseline (SLIDE with the previous block as a cache), in training mode
+  // with gradients on, where it takes its own path.
+  ModelConfig xl_config = tiny_bst("", "sh", "s4d");
+  xl_config.bst_memory = "xl";
+  BstLm xl(xl_config);
+  xl->train();  // tiny() has no dropout
+  at::Tensor ids = torch::randint(3, 40, {2, 19}, torch::kInt64);
+  const at::Tensor before = xl->forward(ids);
+  ids.narrow(1, 10, 9).random_(3, 40);
+  const at::Tensor after = xl->forward(ids);
+  EXPECT_TRUE(torch::allclose(after.narrow(1, 0, 10), before.narrow(1, 0, 10), 1e-5, 1e-5)) << "xl";
+  xl_config.bst_memory = "lstm";
+  EXPECT_THROW(BstLm{xl_config}, Error);
 }
 
 TEST(BstLm, RunsFarPastItsTrainingLengthAndNamesBadSettings) {
@@ -236,8 +250,48 @@ TEST(BstLm, RunsFarPastItsTrainingLengthAndNamesBadSettings) {
   }
   EXPECT_THROW(BstLm{tiny_bst("0", "xx", "s4d")}, Error);
   EXPECT_THROW(BstLm{tiny_bst("0", "sh", "s5")}, Error);
-  nn::KvCache cache(0);  // generation reruns the whole sequence: a cache is refused
-  EXPECT_THROW(model->logits(torch::ones({1, 2}, torch::kInt64), &cache), Error);
+  nn::KvCache wrong(1);  // a cache made for another stack
+  EXPECT_THROW(model->logits(torch::ones({1, 2}, torch::kInt64), &wrong), Error);
+}
+
+TEST(BstLm, CachedDecodingEqualsTheFullPass) {
+  // Fed in pieces through the cache (a prompt, single tokens, pieces that start mid-block and
+  // cross block boundaries), every position's logits are the full pass's: the SLIDE keys kept
+  // from the previous block, the SSM carried by its recurrence (S4D) or re-convolved
+  // (unstructured), MF's context read at the right block end. Then beam search's reordering
+  // of the cache keeps each row's own state.
+  const std::vector<std::int64_t> pieces{5, 1, 1, 3, 1, 4, 1, 2, 1, 6};  // 25 tokens, blocks of 4
+  for (const auto& [layers, context, kernel] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"", "sh", "s4d"},
+                                                                      {"0", "sh", "s4d"},
+                                                                      {"0,1", "mh", "s4d"},
+                                                                      {"0,1", "mf", "s4d"},
+                                                                      {"1", "sh", "unstructured"},
+                                                                      {"0", "mf", "unstructured"}}) {
+    torch::manual_seed(13);
+    BstLm model(tiny_bst(layers, context, kernel));
+    model->eval();
+    torch::NoGradGuard no_grad;
+    const std::string name = "layers '" + layers + "' " + context + " " + kernel;
+    const at::Tensor ids = torch::randint(3, 40, {2, 25}, torch::kInt64);
+    const at::Tensor full = model->forward(ids);
+    nn::KvCache cache = model->new_cache();
+    std::vector<at::Tensor> steps;
+    std::int64_t at = 0;
+    for (std::int64_t n : pieces) {
+      steps.push_back(model->logits(ids.narrow(1, at, n), &cache));
+      at += n;
+    }
+    EXPECT_EQ(cache.length, 25) << name;
+    EXPECT_TRUE(torch::allclose(torch::cat(steps, 1), full, 1e-4, 1e-4))
+        << name << ": max difference " << (torch::cat(steps, 1) - full).abs().max().item<double>();
+    // Swap the rows; the next token continues each row's own sequence.
+    const at::Tensor swapped = ids.flip(0), next = torch::randint(3, 40, {2, 1}, torch::kInt64);
+    cache.reorder(torch::tensor({1, 0}, torch::kInt64));
+    const at::Tensor stepped = model->logits(next, &cache).select(1, 0);
+    const at::Tensor whole = model->forward(torch::cat({swapped, next}, 1)).select(1, 25);
+    EXPECT_TRUE(torch::allclose(stepped, whole, 1e-4, 1e-4)) << name << " after reorder";
+  }
 }
 
 TEST(EncoderModel, HeadsGiveOneVectorPerTokenMarkerOrSequence) {

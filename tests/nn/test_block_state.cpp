@@ -108,6 +108,28 @@ TEST(StateSpace, OutputsReadOnlyTheirPast) {
   }
 }
 
+TEST(StateSpace, SteppingInPiecesEqualsTheWholeConvolution) {
+  // Decoding's state: S4D's recurrence (the state before a piece, moved on by exp(dt A T)) and
+  // the unstructured kernel's re-convolution give the outputs the whole sequence's FFT does.
+  for (const std::string kind : {"s4d", "unstructured"}) {
+    torch::manual_seed(9);
+    nn::StateSpace ssm(options_of(kind, 2));
+    ssm->to(torch::kDouble);
+    torch::NoGradGuard no_grad;
+    const at::Tensor u = torch::randn({2, 3, 40}, torch::kDouble);
+    const at::Tensor whole = ssm->forward(u);
+    at::Tensor state;
+    std::vector<at::Tensor> pieces;
+    std::int64_t at = 0;
+    for (std::int64_t n : {7, 1, 1, 12, 1, 18}) {
+      pieces.push_back(ssm->step(u.narrow(2, at, n), state));
+      at += n;
+    }
+    EXPECT_TRUE(torch::allclose(torch::cat(pieces, 3), whole, 1e-9, 1e-9)) << kind;
+    EXPECT_EQ(state.size(-1), kind == "s4d" ? 4 : 40) << kind;  // N / 2 modes, or every input
+  }
+}
+
 TEST(StateSpace, GradientsMatchFiniteDifferences) {
   for (const std::string kind : {"s4d", "unstructured"}) {
     torch::manual_seed(5);
@@ -204,8 +226,58 @@ TEST(BlockStateLayer, SlideSeesItsOwnBlockAndThePreviousOneOnly) {
   EXPECT_TRUE(torch::allclose(a.narrow(1, 8, 8), b.narrow(1, 8, 8), 1e-6, 1e-6));
 }
 
+TEST(BlockStateLayer, XlMemoryIsSlideWithoutGradientThroughThePreviousBlock) {
+  // Transformer-XL's cache: the same outputs as SLIDE (14 tokens: the last block is partial),
+  // but block 2's outputs pass no gradient to block 1's inputs, while the projections still
+  // learn from the cached keys. Both kernels.
+  for (attn::Kernel kernel : {attn::Kernel::Fused, attn::Kernel::Reference}) {
+    torch::manual_seed(10);
+    nn::BlockStateOptions options = layer_options(ContextStates::SH, false);
+    options.kernel = kernel;
+    nn::BlockStateLayer slide(options);
+    options.xl_memory = true;
+    nn::BlockStateLayer xl(options);
+    {
+      torch::NoGradGuard no_grad;
+      for (const auto& named : xl->named_parameters()) named.value().copy_(slide->named_parameters()[named.key()]);
+    }
+    const at::Tensor x = torch::randn({2, 14, 16}, torch::requires_grad());
+    const at::Tensor a = slide->forward(x), b = xl->forward(x);
+    EXPECT_TRUE(torch::allclose(a, b, 1e-5, 1e-5)) << "max difference " << (a - b).abs().max().item<double>();
+    const at::Tensor from_slide = torch::autograd::grad({a.narrow(1, 8, 4).sum()}, {x})[0];
+    const at::Tensor from_xl = torch::autograd::grad({b.narrow(1, 8, 4).sum()}, {x}, {}, /*retain_graph=*/true)[0];
+    EXPECT_GT(from_slide.narrow(1, 4, 4).abs().max().item<double>(), 1e-4);
+    EXPECT_EQ(from_xl.narrow(1, 4, 4).abs().max().item<double>(), 0.0);
+    EXPECT_GT(from_xl.narrow(1, 8, 4).abs().max().item<double>(), 1e-4);  // its own block, trained through
+    b.narrow(1, 8, 4).sum().backward();
+    EXPECT_GT(xl->k_proj->weight.grad().abs().max().item<double>(), 0.0);
+  }
+}
+
+TEST(BlockStateLayer, RecurrentStateCarriesBlocksPastTheWindow) {
+  // Block-Recurrent: block 3 cannot see block 0 through SLIDE, but the state carries it; a
+  // gate that keeps all of the old state (g = 1) carries nothing.
+  torch::manual_seed(11);
+  nn::BlockStateLayer recurrent(layer_options(ContextStates::Recurrent, true));
+  recurrent->eval();
+  const at::Tensor x = torch::randn({1, 16, 16});
+  at::Tensor changed = x.clone();
+  changed.narrow(1, 0, 4).normal_();  // block 0
+  torch::NoGradGuard no_grad;
+  EXPECT_FALSE(torch::allclose(recurrent->forward(x).narrow(1, 12, 4), recurrent->forward(changed).narrow(1, 12, 4),
+                               1e-4, 1e-4));
+  recurrent->gate_bias.fill_(100.0);
+  EXPECT_TRUE(torch::allclose(recurrent->forward(x).narrow(1, 12, 4), recurrent->forward(changed).narrow(1, 12, 4),
+                              1e-6, 1e-6));
+  EXPECT_EQ(nn::context_states_from_name("recurrent"), ContextStates::Recurrent);
+  // Decoding through a cache is not built for it: a clear error, not a wrong answer.
+  nn::LayerKvCache cache;
+  EXPECT_THROW(recurrent->forward(x, &cache, 0), Error);
+}
+
 TEST(BlockStateLayer, FusedAndReferenceKernelsAgree) {
-  for (const ContextStates context : {ContextStates::SH, ContextStates::MH, ContextStates::MF}) {
+  for (const ContextStates context :
+       {ContextStates::SH, ContextStates::MH, ContextStates::MF, ContextStates::Recurrent}) {
     torch::manual_seed(8);
     nn::BlockStateOptions fused_options = layer_options(context, true, "unstructured");
     nn::BlockStateOptions reference_options = fused_options;

@@ -27,11 +27,13 @@ class BstLmImpl : public LanguageModel {
  public:
   explicit BstLmImpl(const ModelConfig& config);
 
-  // ids [B, T] -> logits [B, T, V]. No cache: generation reruns the whole prefix.
-  at::Tensor forward(const at::Tensor& ids);
+  // ids [B, T] -> logits [B, T, V]. With a cache (new_cache()), ids are the positions after
+  // those it holds: each layer keeps the keys its next block can read and its state-space
+  // model's state (S4D: the recurrence; the unstructured filter: its inputs, convolved again).
+  at::Tensor forward(const at::Tensor& ids, nn::KvCache* cache = nullptr);
 
   at::Tensor logits(const at::Tensor& ids, nn::KvCache* cache = nullptr) override;
-  nn::KvCache new_cache() const override { return nn::KvCache(0); }
+  nn::KvCache new_cache() const override { return nn::KvCache(layers->size()); }
   const ModelConfig& config() const override { return config_; }
 
   torch::nn::Embedding embed_tokens{nullptr};

@@ -92,10 +92,14 @@ struct ModelConfig {
   // state-space model over the whole sequence and cross-attend from each block to its context
   // states. bst_context: sh (one filter; the block's own positions, causal), mh (one output
   // matrix per head, as sh) or mf (bst_filters filters read at the previous block's last
-  // token, with context ids, unmasked). bst_kernel: s4d (bst_states N, zero-order hold) or
+  // token, with context ids, unmasked) or recurrent (no SSM: the Block-Recurrent Transformer's
+  // bst_filters state vectors, updated block by block with fixed gates). bst_kernel: s4d (bst_states N, zero-order hold) or
   // unstructured (Eq. 5.4; t in [0, 1] spans bst_filter_length positions, the training
   // length). bst_ssm_width: the SSM's channels, 0 = d_model / 4 (mf: d_model / 8).
+  // bst_memory: how a block reads the block before it: window (SLIDE, trained through) or xl
+  // (a Transformer-XL cache: no gradient flows through it).
   std::int64_t bst_window = 64;
+  std::string bst_memory = "window";
   std::string bst_layers = "1";
   std::string bst_context = "sh";
   std::string bst_kernel = "s4d";

@@ -10,7 +10,14 @@
 //   - MH: one output matrix per head (sharing A and dt); head h reads its own, masked as SH;
 //   - MF: S filters read at the previous block's last token, plus learned context ids; block
 //     0 reads a learned initial context; unmasked.
-// The two attentions' heads are concatenated and projected back to d_model. Both attentions
+// A Block-Recurrent layer (Hutchins et al. 2022, Table 5.1's BRecT:FIXED:SKIP, Meliad's
+// recurrent layer) has the same token side with context = recurrent: block k cross-attends,
+// unmasked, to S state vectors, which then move on, sequentially, block by block: they attend
+// to themselves and to blocks k - 1 and k (the tokens' own keys), the two results are
+// concatenated and projected, and a fixed gate g = sigmoid(b) keeps g of the old state
+// (S' = g S + (1 - g) update; "skip": no feed-forward after). No SSM.
+// With xl_memory the previous block is a Transformer-XL cache instead (Table 5.1's baseline):
+// the same values, no gradient through it. The two attentions' heads are concatenated and projected back to d_model. Both attentions
 // go through the engine (attn::attend). Pre-norm by default: x + Attn(LN x), then
 // x + FFN(LN x).
 #include <ATen/core/Tensor.h>
@@ -22,24 +29,29 @@
 
 #include "strata/attn/attention_call.h"
 #include "strata/nn/adaptable_linear.h"
+#include "strata/nn/kv_cache.h"
 #include "strata/nn/state_space.h"
 
 namespace strata::nn {
 
-enum class ContextStates { SH, MH, MF };
-// "sh", "mh", "mf"; strata::Error naming the known ones otherwise.
+enum class ContextStates { SH, MH, MF, Recurrent };
+// "sh", "mh", "mf", "recurrent"; strata::Error naming the known ones otherwise.
 ContextStates context_states_from_name(const std::string& name);
 
 struct BlockStateOptions {
   std::int64_t d_model = 256, heads = 4, d_ff = 1024;
   std::int64_t window = 64;  // W: tokens a block
+  // The block before as a Transformer-XL cache: its keys and values are projected from the
+  // detached input, so no gradient reaches the earlier block through them (the forward pass
+  // is SLIDE's). false: SLIDE, trained through both blocks.
+  bool xl_memory = false;
   double dropout = 0.1;      // residual branches
   std::string activation = "relu";
   bool pre_norm = true;
   attn::Kernel kernel = attn::Kernel::Fused;
   bool block_state = true;   // false: a SLIDE layer (no SSM, no cross-attention)
   ContextStates context = ContextStates::SH;
-  std::int64_t filters = 32;  // MF: S context states a block
+  std::int64_t filters = 32;  // MF: S context states a block; recurrent: S state vectors
   StateSpaceOptions ssm;      // channels: the SSM's width; outputs set from `context`
 };
 
@@ -47,7 +59,9 @@ class BlockStateLayerImpl : public torch::nn::Module {
  public:
   explicit BlockStateLayerImpl(const BlockStateOptions& options);
   // x [B, L, d_model] -> [B, L, d_model]. Causal: position t reads positions <= t only.
-  at::Tensor forward(const at::Tensor& x);
+  // Decoding: with a cache, x holds positions offset .. offset + L - 1 and the cache summarises
+  // the ones before (empty at offset 0); it is advanced past them.
+  at::Tensor forward(const at::Tensor& x, LayerKvCache* cache = nullptr, std::int64_t offset = 0);
 
   // Self-attention (SLIDE) and the output projection, in every layer; relation_bias is the
   // T5 bucket bias table [heads, buckets].
@@ -61,15 +75,28 @@ class BlockStateLayerImpl : public torch::nn::Module {
   StateSpace ssm{nullptr};
   at::Tensor key_lift, value_lift, lift;
   at::Tensor context_ids;      // MF: [S, d_model]
-  at::Tensor initial_context;  // MF: [S, d_model], block 0's states
+  at::Tensor initial_context;  // MF and recurrent: [S, d_model], block 0's states
+  // Recurrent: the state's pre-attention norm, learned slot positions [S, d_model], its
+  // queries (for itself and for the tokens), keys and values (read by itself and by the
+  // tokens' second queries), the projection of the two attentions, and the gate's bias [D].
+  torch::nn::LayerNorm state_norm{nullptr};
+  at::Tensor state_positions, gate_bias;
+  AdaptableLinear state_q{nullptr}, state_q2{nullptr}, state_k{nullptr}, state_v{nullptr};
+  torch::nn::Linear state_out{nullptr};
   torch::nn::LayerNorm attention_norm{nullptr}, final_norm{nullptr};
   AdaptableLinear fc1{nullptr}, fc2{nullptr};
 
   const BlockStateOptions& options() const { return options_; }
 
  private:
-  at::Tensor attention(const at::Tensor& h);  // normed [B, L, D] -> out_proj of the heads
-  at::Tensor cross_attention(const at::Tensor& h);  // normed [B, L, D] -> [B, H, L, D / H]
+  // normed [B, L, D] -> out_proj of the heads
+  at::Tensor attention(const at::Tensor& h, LayerKvCache* cache, std::int64_t offset);
+  // normed [B, L, D] -> [B, H, L, D / H]: SLIDE's pairs, the previous block without gradient
+  at::Tensor xl_attention(const at::Tensor& h);
+  // normed [B, L, D] -> [B, H, L, D / H]
+  at::Tensor cross_attention(const at::Tensor& h, LayerKvCache* cache, std::int64_t offset);
+  // normed [B, L, D] and the tokens' keys and values [B, H, L, D / H] -> [B, H, L, D / H]
+  at::Tensor recurrent_attention(const at::Tensor& h, const at::Tensor& k, const at::Tensor& v);
 
   BlockStateOptions options_;
 };

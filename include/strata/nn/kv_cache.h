@@ -1,7 +1,8 @@
 #pragma once
 // Keys and values kept between decoding steps: per decoder layer, the self-attention keys
 // and values of every position so far (growing by one step each call) and the
-// cross-attention keys and values of the encoder output (computed once).
+// cross-attention keys and values of the encoder output (computed once). A Block-State
+// layer keeps only the keys its next queries can read, plus its state-space model's state.
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
@@ -12,6 +13,10 @@ namespace strata::nn {
 struct LayerKvCache {
   at::Tensor self_k, self_v;    // [B, H, T, Dh], T = steps so far; undefined before step 1
   at::Tensor cross_k, cross_v;  // [B, H, Ls, Dh]; undefined until the first step computes them
+  // Block-State layers (nn/block_state_layer.h): the context states' keys and values the next
+  // block reads, and the state-space model's state (S4D: its recurrence state [B, C, N/2],
+  // complex; the unstructured kernel: every input so far [B, C, T]).
+  at::Tensor context_k, context_v, ssm_state;
 };
 
 struct KvCache {

@@ -38,6 +38,17 @@ class S4dKernelImpl : public torch::nn::Module {
  public:
   explicit S4dKernelImpl(const StateSpaceOptions& options);
   at::Tensor forward(std::int64_t length);  // [outputs, C, length]
+  // Decoding by the recurrence: u [B, C, T] are the inputs after those `state` summarises
+  // (undefined before the first call; then [B, C, N/2] complex, updated) -> y [B, O, C, T]
+  // without the skip term, equal to the kernel's convolution over the whole sequence. O(T C N)
+  // a call, however long the sequence so far.
+  at::Tensor step(const at::Tensor& u, at::Tensor& state);
+
+  // dt A [C, N/2] and C~ = C (exp(dt A) - 1) / A [O, C, N/2], both complex.
+  struct Discretised {
+    at::Tensor dt_a, c_tilde;
+  };
+  Discretised discretised() const;
 
   at::Tensor log_dt, log_a_real, a_imag, c;
 
@@ -69,6 +80,11 @@ class StateSpaceImpl : public torch::nn::Module {
  public:
   explicit StateSpaceImpl(const StateSpaceOptions& options);
   at::Tensor forward(const at::Tensor& u);
+  // Decoding: u [B, C, T], the inputs after those `state` summarises (undefined before the
+  // first call) -> their outputs [B, outputs, C, T], as forward() over the whole sequence
+  // would give them. S4D runs its recurrence; the unstructured kernel, which has none, keeps
+  // every input and convolves them all again (O(L log L) a call).
+  at::Tensor step(const at::Tensor& u, at::Tensor& state);
   at::Tensor kernel(std::int64_t length);  // [outputs, C, length]
 
   S4dKernel s4d{nullptr};                  // one of the two
@@ -78,6 +94,8 @@ class StateSpaceImpl : public torch::nn::Module {
   const StateSpaceOptions& options() const { return options_; }
 
  private:
+  void check_input(const at::Tensor& u) const;
+
   StateSpaceOptions options_;
 };
 TORCH_MODULE(StateSpace);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "strata/core/config.h"
+#include "strata/decode/generate.h"
 #include "strata/models/language_model.h"
 #include "strata/models/encoder_model.h"
 #include "strata/models/model_config.h"
@@ -47,6 +48,12 @@ models::Seq2Seq load_seq2seq(const std::filesystem::path& path, LoadedModel& inf
 // Any language model (causal_lm, bst_lm, ...): strata::Error for another kind of model.
 std::shared_ptr<models::LanguageModel> load_language_model(const std::filesystem::path& path, LoadedModel& info,
                                                            const std::filesystem::path& adapter = {});
+// Continues each prompt ([B, T] int64, T >= 1) with the stepper of the model's architecture
+// (`use_cache` false recomputes every step): what `strata lm generate` runs. strata::Error for
+// an architecture that does not generate.
+decode::Sequences continue_prompts(const LoadedModel& model, const at::Tensor& prompts,
+                                   const decode::GenerationOptions& options, bool use_cache);
+
 // `task`, when not empty, is the data.task the encoder must have been trained for
 // ("extractive", "segmentation"); `command` names the command in that error.
 models::EncoderModel load_encoder(const std::filesystem::path& path, LoadedModel& info,
