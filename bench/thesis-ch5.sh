@@ -15,6 +15,7 @@
 #                    the last one cut): the corpora hold 100-250 MB, far more than a run reads
 #   TEST_BYTES=60000 the test text scored token by token (the first test documents, concatenated)
 #   BENCH=1          also run `strata bench bst` (0: not)       REPORT=docs/results/thesis-ch5.md
+#   GENERATE=1       also time cached generation against rerunning (0: not)
 set -euo pipefail
 build=${1:-build}
 out=${2:-runs/thesis-ch5}
@@ -109,6 +110,30 @@ for seed in $seeds; do for corpus in $corpora; do for system in $systems; do ech
 # Fig. 5.4: one layer's forward time, SLIDE against BST, in one run (two threads).
 if [[ ${BENCH:-1} == 1 && ! -f "$out/bench-bst.json" ]]; then
   "$strata" bench bst --json "$out/bench-bst.json" > "$out/bench-bst.log" 2>&1 || echo "FAILED: bench bst (see $out/bench-bst.log)"
+fi
+
+# Cached generation: tokens/s after prompts of 2, 16 and 60 kB of the first corpus's test text,
+# with the cache (S4D: its recurrence; the unstructured filter: re-convolved) and without (the
+# whole sequence again every step), for the first seed of sh-s4d, mf-unstruct and slide.
+generate_out="$out/generate.jsonl"
+if [[ ${GENERATE:-1} == 1 && ! -f "$generate_out" ]]; then
+  first=$(echo "$corpora" | cut -d' ' -f1)
+  rows=""
+  for system in slide sh-s4d mf-unstruct; do
+    model="$out/$first/runs/$system-s1/run"
+    [[ -d "$model" ]] || continue
+    for kb in 2 16 60; do
+      head -c $((kb * 1000)) "$out/$first/test.txt" > "$out/prompt.txt"
+      for cache in "" "--no-cache"; do
+        line=$(OMP_NUM_THREADS=1 "$strata" lm generate --json --max-length 32 --min-length 32 --model "$model" \
+          --prompt-file "$out/prompt.txt" $cache 2> /dev/null) || { echo "FAILED: lm generate $system $kb kB $cache"; continue; }
+        rows+=$(python3 -c 'import json,sys; j=json.loads(sys.argv[1]); j.pop("text"); j.pop("tokens");
+j.update(system=sys.argv[2], prompt_kb=int(sys.argv[3])); print(json.dumps(j))' "$line" "$system" "$kb")$'\n'
+      done
+    done
+  done
+  printf '%s' "$rows" > "$generate_out.tmp" && mv "$generate_out.tmp" "$generate_out"
+  rm -f "$out/prompt.txt"
 fi
 
 python3 bench/thesis_ch5_report.py --out-dir "$out" --corpora "$corpora" --systems "$systems" --config "$config" \

@@ -6,8 +6,10 @@
 
 #include "commands.h"
 #include "strata/core/error.h"
+#include "strata/core/memory_reuse.h"
 
 int main(int argc, char** argv) {
+  strata::keep_freed_memory();  // before any tensor is allocated
   CLI::App app{"strata: structure-aware, efficient Transformers for long documents"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "strata 0.1.0");
