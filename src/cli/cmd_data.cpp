@@ -1,4 +1,4 @@
-// strata data manpages | stats | code | markup | books.
+// strata data manpages | stats | code | markup | books | debian.
 #include <cstdio>
 #include <iostream>
 
@@ -6,6 +6,8 @@
 
 #include "commands.h"
 #include "strata/core/error.h"
+#include "strata/data/debian_archive.h"
+#include "strata/data/debian_tasks.h"
 #include "strata/data/long_corpora.h"
 #include "strata/data/manpage_corpus.h"
 #include "strata/text/tokenizer.h"
@@ -106,6 +108,65 @@ void register_long_corpora(CLI::App* data) {
   on_run(books, [=] { print_long_corpus_summary(build_books_corpus(*books_options), *books_options); });
 }
 
+struct DebianFlags {
+  DebianSuiteOptions suite;
+  std::filesystem::path lists, packages, translation;
+  bool no_fetch = false;
+};
+
+void run_debian(const DebianFlags& flags) {
+  DebianIndexes indexes{flags.packages, flags.translation};
+  if (flags.packages.empty() != flags.translation.empty())
+    throw Error("data debian: give both --packages and --translation, or neither");
+  if (flags.packages.empty())
+    indexes = debian_indexes(flags.lists.empty() ? flags.suite.out_dir / "apt-lists" : flags.lists, !flags.no_fetch);
+  std::fprintf(stderr, "reading %s and %s\n", indexes.packages.c_str(), indexes.translation.c_str());
+  const std::vector<DebianPackage> packages = read_debian_packages(indexes.packages, indexes.translation);
+  const nlohmann::json stats = build_debian_suite(packages, flags.suite);
+  std::printf("%zu packages, %zu used (skipped: %s)\n", stats["packages"].get<std::size_t>(),
+              stats["used"].get<std::size_t>(), stats["skipped"].dump().c_str());
+  std::printf("%-22s %-14s %8s %8s %8s %8s\n", "task", "kind", "classes", "train", "valid", "test");
+  for (const auto& [name, task] : stats["tasks"].items())
+    std::printf("%-22s %-14s %8s %8zu %8zu %8zu\n", name.c_str(), task["kind"].get<std::string>().c_str(),
+                task.contains("labels") ? std::to_string(task["labels"].size()).c_str() : "-",
+                task["examples"]["train"].get<std::size_t>(), task["examples"]["validation"].get<std::size_t>(),
+                task["examples"]["test"].get<std::size_t>());
+  std::printf("summaries (long -> short description): %zu / %zu / %zu\nwrote %s/{tasks,summaries}, tasks.json, stats.json\n",
+              stats["summaries"]["train"].get<std::size_t>(), stats["summaries"]["validation"].get<std::size_t>(),
+              stats["summaries"]["test"].get<std::size_t>(), flags.suite.out_dir.c_str());
+}
+
+void register_debian(CLI::App* data) {
+  auto flags = std::make_shared<DebianFlags>();
+  CLI::App* debian = data->add_subcommand(
+      "debian", "Build a multi-task suite (CA-MTL's GLUE in miniature) and a summarisation corpus from Debian's package archive");
+  debian->footer(
+      "Reads a Packages index and its Translation-en (about 64k packages on bookworm main). Without --packages, "
+      "they are looked for under --lists, and fetched there once with apt-get (a private state directory: the "
+      "system's apt state is not touched; the only step that needs the network). Tasks, one example a package "
+      "(split by source package, about 90/5/5; a description used once): section and priority from the long "
+      "description; tag-FACET (role, implemented-in, interface, use, works-with, scope) for packages with exactly "
+      "one tag in the facet; match (short vs long description, negatives from the same section); jaccard "
+      "(regression: the debtag Jaccard similarity of two packages' descriptions); acceptable (a first sentence, "
+      "real or its words shuffled). Classes with fewer than --min-class-examples training examples are dropped.\n"
+      "Output: OUT/tasks/TASK/{train,validation,test}.jsonl ({\"id\", \"task\", \"text\", [\"text_b\",] \"label\"}), "
+      "OUT/tasks.json (each task's kind, labels and sizes), OUT/summaries/*.jsonl ({\"id\", \"document\", "
+      "\"summary\"}: long -> short description), OUT/stats.json; each file written then renamed.");
+  debian->add_option("--out", flags->suite.out_dir, "output directory")->required();
+  debian->add_option("--lists", flags->lists, "apt lists directory to read or fetch into (default OUT/apt-lists)");
+  debian->add_flag("--no-fetch", flags->no_fetch, "never run apt-get: fail if the indexes are not under --lists");
+  debian->add_option("--packages", flags->packages, "a Packages file (plain or gzip) instead of --lists")
+      ->check(CLI::ExistingFile);
+  debian->add_option("--translation", flags->translation, "its Translation-en file")->check(CLI::ExistingFile);
+  debian->add_option("--seed", flags->suite.seed, "negatives, pairs and shuffles")->capture_default_str();
+  debian->add_option("--min-class-examples", flags->suite.min_class_examples, "drop rarer classes")
+      ->capture_default_str();
+  debian->add_option("--min-description-words", flags->suite.min_description_words,
+                     "skip packages with shorter long descriptions")
+      ->capture_default_str();
+  on_run(debian, [flags] { run_debian(*flags); });
+}
+
 }  // namespace
 
 void register_data(CLI::App& app) {
@@ -157,6 +218,7 @@ void register_data(CLI::App& app) {
   });
 
   register_long_corpora(data);
+  register_debian(data);
 }
 
 }  // namespace strata::cli

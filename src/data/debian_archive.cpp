@@ -1,11 +1,17 @@
 #include "strata/data/debian_archive.h"
 
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <unordered_map>
 
 #include "strata/core/error.h"
 #include "strata/core/files.h"
+
+extern char** environ;
 
 namespace strata {
 
@@ -164,6 +170,69 @@ std::vector<DebianPackage> read_debian_packages(const std::filesystem::path& pac
     out.push_back(std::move(p));
   }
   return out;
+}
+
+namespace {
+
+// The largest file under `lists` whose name ends with `suffix` (the main suite's index).
+std::filesystem::path largest_ending(const std::filesystem::path& lists, std::string_view suffix) {
+  std::filesystem::path best;
+  std::uintmax_t best_size = 0;
+  if (!std::filesystem::is_directory(lists)) return best;
+  for (const auto& entry : std::filesystem::directory_iterator(lists)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file() || !name.ends_with(suffix)) continue;
+    if (entry.file_size() > best_size) {
+      best = entry.path();
+      best_size = entry.file_size();
+    }
+  }
+  return best;
+}
+
+DebianIndexes find_indexes(const std::filesystem::path& lists) {
+  return {largest_ending(lists, "_Packages"), largest_ending(lists, "_i18n_Translation-en")};
+}
+
+void run_apt_get_update(const std::filesystem::path& lists) {
+  namespace fs = std::filesystem;
+  fs::create_directories(lists / "partial");
+  fs::create_directories(lists / "cache" / "archives" / "partial");
+  std::vector<std::string> words{"apt-get",
+                                 "-q",
+                                 "-o", "Dir::State::Lists=" + fs::absolute(lists).string(),
+                                 "-o", "Dir::Cache=" + fs::absolute(lists / "cache").string(),
+                                 "-o", "Acquire::Languages=en",
+                                 "-o", "Acquire::GzipIndexes=false",
+                                 "-o", "Debug::NoLocking=1",
+                                 "update"};
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (const int rc = ::posix_spawnp(&pid, "apt-get", nullptr, nullptr, argv.data(), environ); rc != 0)
+    throw Error("cannot run apt-get to fetch Debian's package indexes: " + std::string(std::strerror(rc)));
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw Error("apt-get update into " + lists.string() + " failed (status " + std::to_string(status) +
+                "); its messages are above");
+}
+
+}  // namespace
+
+DebianIndexes debian_indexes(const std::filesystem::path& lists, bool fetch) {
+  DebianIndexes found = find_indexes(lists);
+  if ((found.packages.empty() || found.translation.empty()) && fetch) {
+    run_apt_get_update(lists);
+    found = find_indexes(lists);
+  }
+  if (found.packages.empty())
+    throw Error(lists.string() + ": no Packages index (apt's *_Packages file)" + (fetch ? " after apt-get update" : ""));
+  if (found.translation.empty())
+    throw Error(lists.string() + ": no English translations (apt's *_i18n_Translation-en file)" +
+                (fetch ? " after apt-get update" : ""));
+  return found;
 }
 
 }  // namespace strata

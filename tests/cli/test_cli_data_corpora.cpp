@@ -110,6 +110,41 @@ TEST_F(CliDataCorpora, UnreadableInputFailsNamingTheFile) {
   EXPECT_NE(no_out.err.find("--out"), std::string::npos) << no_out.err;
 }
 
+TEST_F(CliDataCorpora, DebianBuildsTheTaskSuiteFromGivenIndexesAndNamesBadStanzas) {
+  std::string packages, translation;
+  for (int i = 0; i < 60; ++i) {
+    const std::string n = std::to_string(i);
+    packages += "Package: p" + n + "\nSource: s" + n + " (1.0)\nSection: " + (i % 2 ? "utils" : "main/libs") +
+                "\nPriority: optional\nTag: role::program, use::u" + std::to_string(i % 3) +
+                "\nDescription-md5: m" + n + "\n\n";
+    translation += "Package: p" + n + "\nDescription-md5: m" + n + "\nDescription-en: tool " + n +
+                   "\n This tool number " + n + " reads files and writes reports.\n .\n It is small.\n\n";
+  }
+  put("lists/Packages", packages);
+  put("lists/Translation-en", translation);
+  const CliResult r = run("data debian --min-class-examples 2 --packages " + path("lists/Packages") +
+                          " --translation " + path("lists/Translation-en") + " --out " + path("suite"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("60 packages, 60 used"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("section"), std::string::npos) << r.out;
+  const nlohmann::json tasks = nlohmann::json::parse(test_support::slurp(dir_ / "suite" / "tasks.json"));
+  EXPECT_EQ(tasks["section"]["labels"], (nlohmann::json{"libs", "utils"}));
+  EXPECT_EQ(tasks["tag-use"]["labels"], (nlohmann::json{"u0", "u1", "u2"}));
+  EXPECT_TRUE(fs::exists(dir_ / "suite" / "summaries" / "train.jsonl"));
+
+  // A malformed stanza: the file and line named, nothing written.
+  put("bad/Packages", "Package: p1\nSection utils\n");
+  const CliResult bad = run("data debian --packages " + path("bad/Packages") + " --translation " +
+                            path("lists/Translation-en") + " --out " + path("bad-suite"));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("Packages:2:"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(dir_ / "bad-suite" / "tasks.json"));
+  // No indexes and no fetching allowed: a clear error, no network.
+  const CliResult none = run("data debian --no-fetch --lists " + path("nowhere") + " --out " + path("x"));
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("no Packages index"), std::string::npos) << none.err;
+}
+
 TEST_F(CliDataCorpora, HelpExplainsEachCommand) {
   for (const char* command : {"code", "markup", "books"}) {
     const CliResult r = run(std::string("data ") + command + " --help");

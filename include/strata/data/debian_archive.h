@@ -52,4 +52,16 @@ std::string description_text(std::string_view long_lines);
 std::vector<DebianPackage> read_debian_packages(const std::filesystem::path& packages,
                                                 const std::filesystem::path& translation);
 
+// The indexes of the largest suite under an apt lists directory: its main Packages and
+// Translation-en files (uncompressed or gzip).
+struct DebianIndexes {
+  std::filesystem::path packages, translation;
+};
+
+// Finds the indexes under `lists`; when they are missing and `fetch` is set, first runs
+// `apt-get update` with `lists` as a private state directory (its own lists and cache, English
+// translations, uncompressed indexes: the system's apt state is not touched). strata::Error
+// when apt-get fails or the files are still missing.
+DebianIndexes debian_indexes(const std::filesystem::path& lists, bool fetch);
+
 }  // namespace strata

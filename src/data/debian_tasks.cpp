@@ -1,0 +1,256 @@
+#include "strata/data/debian_tasks.h"
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_set>
+
+#include "strata/core/files.h"
+#include "strata/core/split_mix64.h"
+#include "strata/data/manpage_corpus.h"
+#include "strata/doc/sentence_splitter.h"
+
+namespace strata {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+const char* const kSplits[] = {"train", "validation", "test"};
+const char* const kFacets[] = {"role", "implemented-in", "interface", "use", "works-with", "scope"};
+
+// FNV-1a: a stable key for a name (std::hash differs between standard libraries).
+std::uint64_t key_of(std::string_view text) {
+  std::uint64_t h = 0xCBF29CE484222325ULL;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001B3ULL;
+  return h;
+}
+
+std::vector<std::string> words_of(std::string_view text) {
+  std::vector<std::string> words;
+  std::istringstream in{std::string(text)};
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+struct Usable {
+  const DebianPackage* package;
+  std::string split;
+};
+
+struct Example {
+  std::string split;
+  std::string label;  // classification only: for counting and dropping rare classes
+  Json line;
+};
+
+struct Task {
+  Task(std::string task_name, std::string task_kind, bool pair_task)
+      : name(std::move(task_name)), kind(std::move(task_kind)), pair(pair_task) {}
+  std::string name, kind;  // kind: "classification" or "regression"
+  bool pair;               // examples have text_b
+  std::vector<Example> examples;
+};
+
+Json example_line(const std::string& id, const std::string& task, const std::string& text) {
+  return Json{{"id", id}, {"task", task}, {"text", text}};
+}
+
+// One classification example a package, from its long description.
+Task single_label_task(const std::string& name, const std::vector<Usable>& usable,
+                       const std::function<std::string(const DebianPackage&)>& label_of) {
+  Task task(name, "classification", false);
+  for (const Usable& u : usable) {
+    const std::string label = label_of(*u.package);
+    if (label.empty()) continue;
+    Json line = example_line(u.package->name, name, u.package->long_description);
+    line["label"] = label;
+    task.examples.push_back({u.split, label, std::move(line)});
+  }
+  return task;
+}
+
+// The package's one tag in `facet` ("" when it has none or several).
+std::string only_tag(const DebianPackage& p, const std::string& facet) {
+  std::string found;
+  for (const std::string& tag : p.tags) {
+    if (tag.rfind(facet + "::", 0) != 0) continue;
+    if (!found.empty()) return "";
+    found = tag.substr(facet.size() + 2);
+  }
+  return found;
+}
+
+// Another member of `group` than `self`, or null when it has no other.
+const Usable* other_in(const std::vector<const Usable*>& group, const Usable* self, SplitMix64& rng) {
+  if (group.size() < 2) return nullptr;
+  for (;;) {
+    const Usable* pick = group[rng.below(group.size())];
+    if (pick != self) return pick;
+  }
+}
+
+Task match_task(const std::vector<Usable>& usable, std::uint64_t seed) {
+  std::map<std::pair<std::string, std::string>, std::vector<const Usable*>> by_section;
+  for (const Usable& u : usable) by_section[{u.split, u.package->section}].push_back(&u);
+  Task task("match", "classification", true);
+  for (const Usable& u : usable) {
+    if (u.package->short_description.empty()) continue;
+    SplitMix64 rng({seed, key_of(u.package->name), 1});
+    const Usable* negative = rng.below(2) == 0 ? other_in(by_section[{u.split, u.package->section}], &u, rng) : nullptr;
+    Json line = example_line(u.package->name, task.name, u.package->short_description);
+    line["text_b"] = negative ? negative->package->long_description : u.package->long_description;
+    const std::string label = negative ? "mismatch" : "match";
+    line["label"] = label;
+    task.examples.push_back({u.split, label, std::move(line)});
+  }
+  return task;
+}
+
+double jaccard(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  const std::set<std::string> x(a.begin(), a.end()), y(b.begin(), b.end());
+  std::size_t both = 0;
+  for (const std::string& t : x) both += y.count(t);
+  return static_cast<double>(both) / static_cast<double>(x.size() + y.size() - both);
+}
+
+Task jaccard_task(const std::vector<Usable>& usable, std::uint64_t seed) {
+  std::map<std::string, std::vector<const Usable*>> by_split;
+  std::map<std::pair<std::string, std::string>, std::vector<const Usable*>> by_section;
+  for (const Usable& u : usable) {
+    if (u.package->tags.empty()) continue;
+    by_split[u.split].push_back(&u);
+    by_section[{u.split, u.package->section}].push_back(&u);
+  }
+  Task task("jaccard", "regression", true);
+  for (const Usable& u : usable) {
+    if (u.package->tags.empty()) continue;
+    SplitMix64 rng({seed, key_of(u.package->name), 2});
+    const Usable* partner = rng.below(2) == 0 ? other_in(by_section[{u.split, u.package->section}], &u, rng) : nullptr;
+    if (partner == nullptr) partner = other_in(by_split[u.split], &u, rng);
+    if (partner == nullptr) continue;
+    Json line = example_line(u.package->name + "/" + partner->package->name, task.name, u.package->long_description);
+    line["text_b"] = partner->package->long_description;
+    line["label"] = std::round(jaccard(u.package->tags, partner->package->tags) * 1e4) / 1e4;
+    task.examples.push_back({u.split, "", std::move(line)});
+  }
+  return task;
+}
+
+Task acceptable_task(const std::vector<Usable>& usable, std::uint64_t seed) {
+  Task task("acceptable", "classification", false);
+  for (const Usable& u : usable) {
+    const std::string& text = u.package->long_description;
+    const std::vector<Span> sentences = split_sentences(text);
+    if (sentences.empty()) continue;
+    std::vector<std::string> words = words_of(std::string_view(text).substr(sentences[0].begin, sentences[0].size()));
+    if (words.size() < 6) continue;
+    SplitMix64 rng({seed, key_of(u.package->name), 3});
+    const bool shuffle = rng.below(2) == 0;
+    if (shuffle) {
+      const std::vector<std::string> original = words;
+      for (std::size_t i = words.size() - 1; i > 0; --i) std::swap(words[i], words[rng.below(i + 1)]);
+      if (words == original) std::swap(words[0], words[1]);  // a shuffle that changed nothing
+    }
+    std::string sentence;
+    for (const std::string& w : words) sentence += (sentence.empty() ? "" : " ") + w;
+    Json line = example_line(u.package->name, task.name, sentence);
+    const std::string label = shuffle ? "shuffled" : "real";
+    line["label"] = label;
+    task.examples.push_back({u.split, label, std::move(line)});
+  }
+  return task;
+}
+
+// Drops the classes with fewer than `minimum` training examples; returns them, rarest first.
+std::vector<std::string> drop_rare_classes(Task& task, std::size_t minimum) {
+  std::map<std::string, std::size_t> train_counts;
+  for (const Example& e : task.examples)
+    if (e.split == "train") ++train_counts[e.label];
+  std::set<std::string> rare;
+  for (const Example& e : task.examples)
+    if (train_counts[e.label] < minimum) rare.insert(e.label);
+  std::erase_if(task.examples, [&](const Example& e) { return rare.count(e.label) > 0; });
+  return {rare.begin(), rare.end()};
+}
+
+}  // namespace
+
+nlohmann::json build_debian_suite(const std::vector<DebianPackage>& packages, const DebianSuiteOptions& options) {
+  namespace fs = std::filesystem;
+  // The packages whose long description is long enough and not seen before.
+  std::vector<Usable> usable;
+  std::unordered_set<std::string> seen;
+  std::size_t too_short = 0, duplicates = 0;
+  for (const DebianPackage& p : packages) {
+    if (words_of(p.long_description).size() < options.min_description_words) {
+      ++too_short;
+      continue;
+    }
+    if (!seen.insert(p.description_md5.empty() ? p.long_description : p.description_md5).second) {
+      ++duplicates;
+      continue;
+    }
+    usable.push_back({&p, split_of(p.source, 5, 5)});
+  }
+
+  std::vector<Task> tasks;
+  tasks.push_back(single_label_task("section", usable, [](const DebianPackage& p) { return p.section; }));
+  tasks.push_back(single_label_task("priority", usable, [](const DebianPackage& p) { return p.priority; }));
+  for (const char* facet : kFacets)
+    tasks.push_back(single_label_task(std::string("tag-") + facet, usable,
+                                      [facet](const DebianPackage& p) { return only_tag(p, facet); }));
+  tasks.push_back(match_task(usable, options.seed));
+  tasks.push_back(jaccard_task(usable, options.seed));
+  tasks.push_back(acceptable_task(usable, options.seed));
+
+  Json described = Json::object();
+  for (Task& task : tasks) {
+    const std::vector<std::string> dropped =
+        task.kind == "classification" ? drop_rare_classes(task, options.min_class_examples) : std::vector<std::string>{};
+    std::map<std::string, std::string> text;
+    std::map<std::string, std::size_t> counts;
+    std::set<std::string> labels;
+    for (const Example& e : task.examples) {
+      text[e.split] += e.line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+      ++counts[e.split];
+      if (task.kind == "classification") labels.insert(e.label);
+    }
+    for (const char* split : kSplits) write_file_atomic(options.out_dir / "tasks" / task.name / (std::string(split) + ".jsonl"), text[split]);
+    Json entry{{"kind", task.kind}, {"pair", task.pair}};
+    if (task.kind == "classification") entry["labels"] = std::vector<std::string>(labels.begin(), labels.end());
+    entry["examples"] = Json{{"train", counts["train"]}, {"validation", counts["validation"]}, {"test", counts["test"]}};
+    if (!dropped.empty()) entry["dropped_classes"] = dropped;
+    described[task.name] = entry;
+  }
+  write_file_atomic(options.out_dir / "tasks.json", described.dump(2) + "\n");
+
+  std::map<std::string, std::string> summaries;
+  std::map<std::string, std::size_t> summary_counts;
+  for (const Usable& u : usable) {
+    if (u.package->short_description.empty()) continue;
+    summaries[u.split] += Json{{"id", u.package->name},
+                               {"document", u.package->long_description},
+                               {"summary", u.package->short_description}}
+                              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                          "\n";
+    ++summary_counts[u.split];
+  }
+  for (const char* split : kSplits)
+    write_file_atomic(options.out_dir / "summaries" / (std::string(split) + ".jsonl"), summaries[split]);
+
+  Json stats{{"command", "debian"},
+             {"packages", packages.size()},
+             {"used", usable.size()},
+             {"skipped", Json{{"description_under_min_words", too_short}, {"duplicate_description", duplicates}}},
+             {"tasks", described},
+             {"summaries", Json{{"train", summary_counts["train"]},
+                                {"validation", summary_counts["validation"]},
+                                {"test", summary_counts["test"]}}}};
+  write_file_atomic(options.out_dir / "stats.json", stats.dump(2) + "\n");
+  return stats;
+}
+
+}  // namespace strata
