@@ -1,4 +1,4 @@
-// strata data manpages | stats | code | markup | books | debian.
+// strata data manpages | stats | code | markup | books | debian | glue.
 #include <cstdio>
 #include <iostream>
 
@@ -8,6 +8,7 @@
 #include "strata/core/error.h"
 #include "strata/data/debian_archive.h"
 #include "strata/data/debian_tasks.h"
+#include "strata/data/glue_tsv.h"
 #include "strata/data/long_corpora.h"
 #include "strata/data/manpage_corpus.h"
 #include "strata/text/tokenizer.h"
@@ -167,6 +168,33 @@ void register_debian(CLI::App* data) {
   on_run(debian, [flags] { run_debian(*flags); });
 }
 
+void register_glue(CLI::App* data) {
+  auto options = std::make_shared<GlueTsvOptions>();
+  auto dir = std::make_shared<std::filesystem::path>();
+  auto out = std::make_shared<std::filesystem::path>();
+  CLI::App* glue = data->add_subcommand(
+      "glue", "Add a GLUE / SuperGLUE-style task (a directory of TSV files) to a multi-task suite");
+  glue->footer(
+      "Reads DIR/train.tsv, DIR/dev.tsv (as validation) and DIR/test.tsv where present, and writes "
+      "OUT/tasks/TASK/{train,validation,test}.jsonl in the format of `strata data debian`, adding TASK to "
+      "OUT/tasks.json beside the tasks already there. Columns by header name or 0-based index. Examples: "
+      "SST-2: --text sentence --label label; MRPC: --text '#1 String' --text-b '#2 String' --label Quality; "
+      "STS-B: --text sentence1 --text-b sentence2 --label score --regression; CoLA (no header): --no-header "
+      "--text 3 --label 1. A test file whose header lacks the label column is written unlabelled.");
+  glue->add_option("--dir", *dir, "the task's directory of TSV files")->required()->check(CLI::ExistingDirectory);
+  glue->add_option("--out", *out, "the suite's directory (holding tasks.json)")->required();
+  glue->add_option("--task", options->task, "the task's name in the suite")->required();
+  glue->add_option("--text", options->text, "the text column")->required();
+  glue->add_option("--text-b", options->text_b, "the second text column of a pair task");
+  glue->add_option("--label", options->label, "the label column")->required();
+  glue->add_flag("--regression", options->regression, "labels are numbers");
+  glue->add_flag("!--no-header", options->header, "the files have no header line");
+  on_run(glue, [=] {
+    const nlohmann::ordered_json entry = import_glue_task(*dir, *options, *out);
+    std::printf("%s: %s\n", options->task.c_str(), entry.dump().c_str());
+  });
+}
+
 }  // namespace
 
 void register_data(CLI::App& app) {
@@ -219,6 +247,7 @@ void register_data(CLI::App& app) {
 
   register_long_corpora(data);
   register_debian(data);
+  register_glue(data);
 }
 
 }  // namespace strata::cli

@@ -139,6 +139,15 @@ TEST_F(CliDataCorpora, DebianBuildsTheTaskSuiteFromGivenIndexesAndNamesBadStanza
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("Packages:2:"), std::string::npos) << bad.err;
   EXPECT_FALSE(fs::exists(dir_ / "bad-suite" / "tasks.json"));
+  // A GLUE task added beside them.
+  put("SST-2/train.tsv", "sentence\tlabel\ngood\t1\nbad\t0\n");
+  put("SST-2/dev.tsv", "sentence\tlabel\nok\t1\n");
+  const CliResult glue = run("data glue --dir " + path("SST-2") + " --out " + path("suite") +
+                             " --task sst2 --text sentence --label label");
+  ASSERT_EQ(glue.exit_code, 0) << glue.err;
+  const nlohmann::json both = nlohmann::json::parse(test_support::slurp(dir_ / "suite" / "tasks.json"));
+  EXPECT_TRUE(both.contains("section"));
+  EXPECT_EQ(both["sst2"]["examples"]["train"], 2);
   // No indexes and no fetching allowed: a clear error, no network.
   const CliResult none = run("data debian --no-fetch --lists " + path("nowhere") + " --out " + path("x"));
   EXPECT_EQ(none.exit_code, 1);
