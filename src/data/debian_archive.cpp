@@ -10,6 +10,7 @@
 
 #include "strata/core/error.h"
 #include "strata/core/files.h"
+#include "strata/core/strings.h"
 
 extern char** environ;
 
@@ -22,14 +23,6 @@ bool same_name(std::string_view a, std::string_view b) {
            return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
          });
 }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-bool blank(std::string_view line) { return trim(line).empty(); }
 
 // The first line of a value and the rest (continuation lines), split at the first '\n'.
 std::pair<std::string, std::string> first_line_and_rest(const std::string& value) {
@@ -54,13 +47,9 @@ std::vector<Deb822Stanza> parse_deb822(std::string_view text, const std::filesys
     current = Deb822Stanza{};
   };
   std::size_t number = 0;
-  while (!text.empty()) {
-    const std::size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+  for (const std::string_view line : split_lines(text)) {
     ++number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (blank(line)) {
+    if (trim(line).empty()) {
       finish();
       continue;
     }
@@ -72,7 +61,7 @@ std::vector<Deb822Stanza> parse_deb822(std::string_view text, const std::filesys
       const std::string_view rest = line.substr(1);
       value += '\n';
       value.append(rest.data(), rest.size());
-      while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.pop_back();
+      value.erase(value.find_last_not_of(kWhitespace) + 1);  // trailing whitespace, as on the first line
       continue;
     }
     const std::size_t colon = line.find(':');
@@ -99,10 +88,7 @@ std::string description_text(std::string_view long_lines) {
     out += paragraph;
     paragraph.clear();
   };
-  while (!long_lines.empty()) {
-    const std::size_t end = long_lines.find('\n');
-    const std::string_view line = long_lines.substr(0, end);
-    long_lines.remove_prefix(end == std::string_view::npos ? long_lines.size() : end + 1);
+  for (const std::string_view line : split_lines(long_lines)) {
     if (trim(line) == ".") {
       close_paragraph();
     } else if (!line.empty() && line.front() == ' ') {  // verbatim: keep the line as it is

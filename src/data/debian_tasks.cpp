@@ -21,13 +21,6 @@ using Json = nlohmann::ordered_json;
 const char* const kSplits[] = {"train", "validation", "test"};
 const char* const kFacets[] = {"role", "implemented-in", "interface", "use", "works-with", "scope"};
 
-// FNV-1a: a stable key for a name (std::hash differs between standard libraries).
-std::uint64_t key_of(std::string_view text) {
-  std::uint64_t h = 0xCBF29CE484222325ULL;
-  for (unsigned char c : text) h = (h ^ c) * 0x100000001B3ULL;
-  return h;
-}
-
 std::vector<std::string> words_of(std::string_view text) {
   std::vector<std::string> words;
   std::istringstream in{std::string(text)};
@@ -98,7 +91,7 @@ Task match_task(const std::vector<Usable>& usable, std::uint64_t seed) {
   Task task("match", "classification", true);
   for (const Usable& u : usable) {
     if (u.package->short_description.empty()) continue;
-    SplitMix64 rng({seed, key_of(u.package->name), 1});
+    SplitMix64 rng({seed, stable_hash(u.package->name), 1});
     const Usable* negative = rng.below(2) == 0 ? other_in(by_section[{u.split, u.package->section}], &u, rng) : nullptr;
     Json line = example_line(u.package->name, task.name, u.package->short_description);
     line["text_b"] = negative ? negative->package->long_description : u.package->long_description;
@@ -127,7 +120,7 @@ Task jaccard_task(const std::vector<Usable>& usable, std::uint64_t seed) {
   Task task("jaccard", "regression", true);
   for (const Usable& u : usable) {
     if (u.package->tags.empty()) continue;
-    SplitMix64 rng({seed, key_of(u.package->name), 2});
+    SplitMix64 rng({seed, stable_hash(u.package->name), 2});
     const Usable* partner = rng.below(2) == 0 ? other_in(by_section[{u.split, u.package->section}], &u, rng) : nullptr;
     if (partner == nullptr) partner = other_in(by_split[u.split], &u, rng);
     if (partner == nullptr) continue;
@@ -147,7 +140,7 @@ Task acceptable_task(const std::vector<Usable>& usable, std::uint64_t seed) {
     if (sentences.empty()) continue;
     std::vector<std::string> words = words_of(std::string_view(text).substr(sentences[0].begin, sentences[0].size()));
     if (words.size() < 6) continue;
-    SplitMix64 rng({seed, key_of(u.package->name), 3});
+    SplitMix64 rng({seed, stable_hash(u.package->name), 3});
     const bool shuffle = rng.below(2) == 0;
     if (shuffle) {
       const std::vector<std::string> original = words;

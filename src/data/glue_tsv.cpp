@@ -8,6 +8,7 @@
 
 #include "strata/core/error.h"
 #include "strata/core/files.h"
+#include "strata/core/strings.h"
 
 namespace strata {
 
@@ -54,15 +55,7 @@ bool has_column(const std::string& column, const std::vector<std::string_view>& 
 
 std::vector<nlohmann::json> read_glue_tsv(const std::filesystem::path& file, const GlueTsvOptions& options) {
   const std::string text = read_file(file);
-  std::string_view rest = text;
-  std::vector<std::string_view> lines;
-  while (!rest.empty()) {
-    const std::size_t end = rest.find('\n');
-    std::string_view line = rest.substr(0, end);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.push_back(line);
-    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
-  }
+  const std::vector<std::string_view> lines = split_lines(text);
   const std::vector<std::string_view> header =
       options.header && !lines.empty() ? cells_of(lines[0]) : std::vector<std::string_view>{};
   struct Field {

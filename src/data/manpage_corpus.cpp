@@ -25,14 +25,6 @@ namespace {
 
 const char* const kSplits[] = {"train", "validation", "test"};
 
-std::uint64_t fnv1a(std::string_view s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 // The page's document without its NAME section, rebuilt so text and spans stay consistent.
 Document without_name_section(const Document& page) {
@@ -117,8 +109,17 @@ nlohmann::json native_line(const Entry& entry) {
 
 }  // namespace
 
+std::uint64_t stable_hash(std::string_view text) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
 std::string split_of(std::string_view page_name, int validation_percent, int test_percent) {
-  const int bucket = static_cast<int>(fnv1a(page_name) % 100);
+  const int bucket = static_cast<int>(stable_hash(page_name) % 100);
   if (bucket < test_percent) return "test";
   if (bucket < test_percent + validation_percent) return "validation";
   return "train";
@@ -144,7 +145,7 @@ nlohmann::json build_manpage_corpus(const ManpageCorpusOptions& options, const f
   std::size_t invalid_utf8_bytes = 0;
   for (Entry& entry : entries) {
     invalid_utf8_bytes += entry.invalid_utf8_bytes;
-    if (entry.skip.empty() && !seen_bodies.insert(fnv1a(entry.document.text)).second)
+    if (entry.skip.empty() && !seen_bodies.insert(stable_hash(entry.document.text)).second)
       entry.skip = "duplicate";
     if (!entry.skip.empty()) {
       ++skipped[entry.skip];

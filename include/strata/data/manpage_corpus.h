@@ -3,6 +3,7 @@
 // document, target = the NAME line's description (after "\-"). Built from the installed
 // English pages (/usr/share/man/man*/), split train/validation/test by a hash of the name.
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -26,6 +27,10 @@ struct ManpageCorpusOptions {
   const Tokenizer* tokenizer = nullptr;  // adds token-length stats when given
   bool quiet = false;                    // no progress output
 };
+
+// A 64-bit FNV-1a hash of `text`, the same on every platform (std::hash is not): what
+// split_of buckets and corpora key their deterministic draws by.
+std::uint64_t stable_hash(std::string_view text);
 
 // Which split a page goes to. The hash is of the page *name*, not name+section, so pages
 // that share a name (printf(1), printf(3)) land in one split and cannot leak across.
