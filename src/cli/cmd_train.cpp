@@ -37,6 +37,16 @@ Config effective_config(const TrainFlags& flags) {
   for (const std::string& assignment : flags.overrides) config.apply_override(assignment);
   for (const std::string& assignment : flags.fixed) config.apply_override(assignment);
   config.validate(recipes::run_schema());
+  if (flags.fixed_by_architecture.empty()) return config;
+  const std::string architecture = config.get<std::string>("model.architecture");
+  const auto fixed = flags.fixed_by_architecture.find(architecture);
+  if (fixed == flags.fixed_by_architecture.end()) {
+    std::string known;
+    for (const auto& [name, assignment] : flags.fixed_by_architecture) known += (known.empty() ? "" : " or ") + name;
+    throw Error("model.architecture: this command trains " + known + " models, the config says " + architecture);
+  }
+  config.apply_override(fixed->second);
+  config.validate(recipes::run_schema());
   return config;
 }
 

@@ -3,6 +3,7 @@
 // itself (cmd_train.cpp).
 #include <CLI/CLI.hpp>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,9 @@ struct TrainFlags {
   std::optional<double> train_fraction;  // data.train_fraction
   std::vector<std::string> overrides;
   std::vector<std::string> fixed;  // key=value settings the command itself fixes, applied last
+  // A key=value setting the command fixes by the config's model.architecture, applied after
+  // `fixed`; when not empty, a config of an architecture it does not list is refused.
+  std::map<std::string, std::string> fixed_by_architecture;
   bool resume = false;
   bool print_config = false;
   bool quiet = false;

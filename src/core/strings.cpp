@@ -16,6 +16,17 @@ std::vector<std::string_view> split_lines(std::string_view text) {
   return lines;
 }
 
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  if (text.empty()) return parts;
+  for (std::size_t begin = 0;;) {
+    const std::size_t end = text.find(separator, begin);
+    parts.push_back(text.substr(begin, end == std::string_view::npos ? std::string_view::npos : end - begin));
+    if (end == std::string_view::npos) return parts;
+    begin = end + 1;
+  }
+}
+
 std::string xml_escape(std::string_view text) {
   std::string out;
   for (const char c : text) {

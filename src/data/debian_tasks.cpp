@@ -47,6 +47,17 @@ struct Task {
   std::vector<Example> examples;
 };
 
+// How a task is scored, as GLUE scores its analogues: the match pairs by the F1 of "match"
+// (MRPC), acceptability by MCC (CoLA), the skewed priorities by macro-F1 (accuracy would
+// reward always saying "optional"), the Jaccard regression by Pearson (STS-B), the rest by
+// accuracy.
+std::string metric_of(const Task& task) {
+  if (task.name == "match") return "f1";
+  if (task.name == "acceptable") return "mcc";
+  if (task.name == "priority") return "macro_f1";
+  return task.kind == "regression" ? "pearson" : "accuracy";
+}
+
 Json example_line(const std::string& id, const std::string& task, const std::string& text) {
   return Json{{"id", id}, {"task", task}, {"text", text}};
 }
@@ -212,7 +223,7 @@ nlohmann::json build_debian_suite(const std::vector<DebianPackage>& packages, co
       if (task.kind == "classification") labels.insert(e.label);
     }
     for (const char* split : kSplits) write_file_atomic(options.out_dir / "tasks" / task.name / (std::string(split) + ".jsonl"), text[split]);
-    Json entry{{"kind", task.kind}, {"pair", task.pair}};
+    Json entry{{"kind", task.kind}, {"pair", task.pair}, {"metric", metric_of(task)}};
     if (task.kind == "classification") entry["labels"] = std::vector<std::string>(labels.begin(), labels.end());
     entry["examples"] = Json{{"train", counts["train"]}, {"validation", counts["validation"]}, {"test", counts["test"]}};
     if (!dropped.empty()) entry["dropped_classes"] = dropped;

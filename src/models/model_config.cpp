@@ -58,6 +58,14 @@ void visit_fields(C& c, F&& f) {
   f("bst_filter_length", c.bst_filter_length, Origin::User,
     "bst_lm: the training length the unstructured kernel's t in [0, 1] spans");
   f("bst_ssm_width", c.bst_ssm_width, Origin::User, "bst_lm: the SSM's channels; 0 = d_model / 4 (mf: d_model / 8)");
+  f("tasks", c.tasks, Origin::User,
+    "ca_mtl: its tasks and their classes, \"name:classes,...\" (1 = regression); \"\" = from the training suite");
+  f("camtl_attention", c.camtl_attention, Origin::User,
+    "ca_mtl: conditional attention bias: block (block-diagonal), full (one L x L block, FBA), hard (block, masked to the block) or none");
+  f("camtl_blocks", c.camtl_blocks, Origin::User, "ca_mtl: N, the bias's blocks; 0 = d_model / max_positions (the thesis's N = d / L)");
+  f("camtl_alignment", c.camtl_alignment, Origin::User, "ca_mtl: conditional alignment (FiLM of the embeddings)");
+  f("camtl_cln", c.camtl_cln, Origin::User, "ca_mtl: conditional LayerNorms in the upper half of the layers (from hierarchy_split)");
+  f("camtl_bottleneck", c.camtl_bottleneck, Origin::User, "ca_mtl: conditional bottleneck in the top layer");
   f("marker_id", c.marker_id, Origin::Tokenizer, "encoder marker head: the marker token id");
   f("pad_id", c.pad_id, Origin::Tokenizer, "padding token id");
   f("bos_id", c.bos_id, Origin::Tokenizer, "start-of-sequence token id");
@@ -221,7 +229,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string
       // Fields added after config.json files already existed keep their defaults when absent.
       const std::string_view n = name;
       const bool added_later = n == "pal_size" || n == "pal_heads" || n.starts_with("prefix_") || n == "hierarchy_split" ||
-                               n.starts_with("bst_");
+                               n.starts_with("bst_") || n == "tasks" || n.starts_with("camtl_");
       if (added_later && !json.contains(name)) return;
       value = field(name).get<std::remove_reference_t<decltype(value)>>();
     });

@@ -12,13 +12,20 @@ torch::nn::LayerNorm layer_norm(std::int64_t d) {
 
 namespace {
 
+// norm(x), or with `weight` [B, 1, d] in place of the norm's own weight when it is defined.
+at::Tensor apply_norm(torch::nn::LayerNorm& norm, const at::Tensor& x, const at::Tensor& weight) {
+  if (!weight.defined()) return norm(x);
+  const auto& o = norm->options;
+  return torch::layer_norm(x, o.normalized_shape(), {}, {}, o.eps()) * weight + norm->bias;
+}
+
 // One residual block: x + dropout(f(norm(x))) before the norm (pre-norm), or
-// norm(x + dropout(f(x))) after it (post-norm).
+// norm(x + dropout(f(x))) after it (post-norm). norm_weight: as apply_norm.
 template <class F>
 at::Tensor residual(const at::Tensor& x, torch::nn::LayerNorm& norm, const LayerOptions& options,
-                    bool training, F&& branch) {
-  if (options.pre_norm) return x + torch::dropout(branch(norm(x)), options.dropout, training);
-  return norm(x + torch::dropout(branch(x), options.dropout, training));
+                    bool training, F&& branch, const at::Tensor& norm_weight = {}) {
+  if (options.pre_norm) return x + torch::dropout(branch(apply_norm(norm, x, norm_weight)), options.dropout, training);
+  return apply_norm(norm, x + torch::dropout(branch(x), options.dropout, training), norm_weight);
 }
 
 void check_activation(const LayerOptions& options) {
@@ -48,15 +55,26 @@ EncoderLayerImpl::EncoderLayerImpl(const LayerOptions& options) : options_(optio
 }
 
 at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& padding,
-                                     const attn::TokenLayout* layout, const PrefixKv* prefix) {
+                                     const attn::TokenLayout* layout, const PrefixKv* prefix,
+                                     const LayerConditioning* conditioning) {
   const bool training = is_training();
-  at::Tensor h = residual(x, self_attn_layer_norm, options_, training, [&](const at::Tensor& in) {
-    at::Tensor out = self_attn->self_attention(in, padding, /*causal=*/false, nullptr, {.layout = layout, .prefix = prefix});
-    return pal ? out + pal(in, padding, layout) : out;
-  });
-  return residual(h, final_layer_norm, options_, training, [&](const at::Tensor& in) {
-    return feed_forward(in, fc1, fc2, options_, training);
-  });
+  const LayerConditioning none;
+  const LayerConditioning& c = conditioning ? *conditioning : none;
+  at::Tensor h = residual(
+      x, self_attn_layer_norm, options_, training,
+      [&](const at::Tensor& in) {
+        at::Tensor out = self_attn->self_attention(in, padding, /*causal=*/false, nullptr,
+                                                   {.layout = layout, .prefix = prefix, .bias = c.attention_bias});
+        return pal ? out + pal(in, padding, layout) : out;
+      },
+      c.self_attn_norm_weight);
+  return residual(
+      h, final_layer_norm, options_, training,
+      [&](const at::Tensor& in) {
+        const at::Tensor out = feed_forward(in, fc1, fc2, options_, training);
+        return c.feed_forward_output ? c.feed_forward_output(out) : out;
+      },
+      c.final_norm_weight);
 }
 
 DecoderLayerImpl::DecoderLayerImpl(const LayerOptions& options, bool cross_attention)

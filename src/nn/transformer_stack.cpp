@@ -59,14 +59,21 @@ TransformerEncoderImpl::TransformerEncoderImpl(const StackOptions& options,
 }
 
 at::Tensor TransformerEncoderImpl::forward(const at::Tensor& ids, const at::Tensor& padding,
-                                           const attn::TokenLayout* layout, const LayerPrefixes* prefixes) {
+                                           const attn::TokenLayout* layout, const LayerPrefixes* prefixes,
+                                           const StackConditioning* conditioning) {
   if (prefixes && prefixes->size() != layers->size())
     throw Error("encoder: " + std::to_string(prefixes->size()) + " layers of prefixes for " +
                 std::to_string(layers->size()) + " layers");
+  if (conditioning && !conditioning->layers.empty() && conditioning->layers.size() != layers->size())
+    throw Error("encoder: " + std::to_string(conditioning->layers.size()) + " layers of conditioning for " +
+                std::to_string(layers->size()) + " layers");
   at::Tensor x = embed(ids, 0, embed_tokens, embed_positions, layernorm_embedding, options_, is_training());
+  if (conditioning && conditioning->after_embedding) x = conditioning->after_embedding(x);
   for (std::size_t i = 0; i < layers->size(); ++i) {
     const PrefixKv* prefix = prefixes && (*prefixes)[i] ? &*(*prefixes)[i] : nullptr;
-    x = layers[i]->as<EncoderLayer>()->forward(x, padding, layout, prefix);
+    const LayerConditioning* layer =
+        conditioning && !conditioning->layers.empty() ? &conditioning->layers[i] : nullptr;
+    x = layers[i]->as<EncoderLayer>()->forward(x, padding, layout, prefix, layer);
   }
   return layer_norm ? layer_norm(x) : x;
 }

@@ -17,6 +17,7 @@ Architecture seq2seq_architecture();
 Architecture causal_lm_architecture();
 Architecture bst_lm_architecture();
 Architecture encoder_architecture();
+Architecture ca_mtl_architecture();
 
 // The training set cut to data.train_fraction, saying so when it is cut.
 template <class Example>

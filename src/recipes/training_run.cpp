@@ -41,6 +41,7 @@ models::ModelConfig model_config_for(const Config& config, const Tokenizer& toke
   m.bos_id = need(tokenizer.bos_id(), "bos");
   m.decoder_start_id = m.bos_id;
   if (const auto sep = tokenizer.sep_id()) m.marker_id = *sep;
+  if (const auto& complete = find_architecture(m.architecture).complete_config) complete(m, config);
   m.check();
   return m;
 }
@@ -93,7 +94,7 @@ train::TrainResult run_training(const Config& run_config, const RunRequest& requ
       architecture.build(m), {config, m, *tokenizer, data.train, data.valid, request.quiet});
   const std::string base = config.get<std::string>("train.base_model");
   if (!base.empty() && !request.resume)  // a resumed run's checkpoint holds the weights already
-    std::printf("%s\n", train::describe(train::load_base_weights(task->model(), m, base)).c_str());
+    std::printf("%s\n", train::describe(train::load_base_weights(task->model(), m, base, architecture.base_architectures)).c_str());
   std::vector<std::string> train_only = options.train_only;
   if (const auto adapter = apply_adapter(config, task->model())) {
     const std::string name = config.get<std::string>("adapter.name");

@@ -1,5 +1,7 @@
 #include "strata/train/base_model.h"
 
+#include <algorithm>
+
 #include <torch/torch.h>
 
 #include <fmt/format.h>
@@ -45,7 +47,8 @@ Json base_model_config(const fs::path& file) {
 }
 
 // strata::Error unless the base has the architecture, width, heads and vocabulary of the new model.
-void check_same_shape(const Json& base, const models::ModelConfig& config, const fs::path& file) {
+void check_same_shape(const Json& base, const models::ModelConfig& config, const fs::path& file,
+                      const std::vector<std::string>& other_architectures) {
   const auto mismatch = [&](const char* name, const std::string& base_value, const std::string& value) {
     if (base_value != value)
       throw error_at(file, 0, std::string("model.") + name,
@@ -56,8 +59,9 @@ void check_same_shape(const Json& base, const models::ModelConfig& config, const
     return base.at(name);
   };
   const Json& architecture = base_field("architecture");
-  mismatch("architecture", architecture.is_string() ? architecture.get<std::string>() : architecture.dump(),
-           config.architecture);
+  const std::string base_architecture = architecture.is_string() ? architecture.get<std::string>() : architecture.dump();
+  if (std::find(other_architectures.begin(), other_architectures.end(), base_architecture) == other_architectures.end())
+    mismatch("architecture", base_architecture, config.architecture);
   const std::pair<const char*, std::int64_t> sizes[] = {
       {"d_model", config.d_model}, {"heads", config.heads}, {"vocab_size", config.vocab_size}};
   for (const auto& [name, value] : sizes) mismatch(name, base_field(name).dump(), std::to_string(value));
@@ -66,11 +70,11 @@ void check_same_shape(const Json& base, const models::ModelConfig& config, const
 }  // namespace
 
 BaseLoadReport load_base_weights(torch::nn::Module& model, const models::ModelConfig& config,
-                                 const fs::path& base) {
+                                 const fs::path& base, const std::vector<std::string>& other_architectures) {
   BaseLoadReport report;
   report.checkpoint = resolve_checkpoint(base);
-  check_same_shape(base_model_config(report.checkpoint / "config.json"), config,
-                   report.checkpoint / "config.json");
+  check_same_shape(base_model_config(report.checkpoint / "config.json"), config, report.checkpoint / "config.json",
+                   other_architectures);
   const fs::path weights_file = report.checkpoint / "model.safetensors";
   const std::map<std::string, at::Tensor> weights = load_tensors(weights_file);
 

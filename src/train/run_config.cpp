@@ -34,17 +34,29 @@ ConfigSchema run_schema() {
         "seed of the data.train_fraction subset, apart from train.seed so that every training seed sees the same "
         "examples");
   s.add("data.task", std::string(),
-        "what an encoder model learns: extractive (pick summary sentences, seed 003 §4.1) or segmentation "
-        "(topic boundaries between sentences); denoise pretrains a seq2seq model on BART's noise (`strata "
-        "pretrain`); seq2seq models otherwise summarise, and causal_lm models ignore it");
+        "what an encoder model learns: extractive (pick summary sentences, seed 003 §4.1), segmentation "
+        "(topic boundaries between sentences) or mlm (BERT's masked-LM pretraining, `strata pretrain`); denoise "
+        "pretrains a seq2seq model on BART's noise (`strata pretrain`); seq2seq models otherwise summarise, and "
+        "causal_lm models ignore it");
   const DenoisingOptions noise;
   s.add("pretrain.mask_ratio", noise.mask_ratio,
         "denoise: share of the text tokens masked by text infilling, each span replaced by one <mask>");
   s.add("pretrain.poisson_lambda", noise.poisson_lambda, "denoise: mean masked span length (Poisson; 0 inserts a mask)");
   s.add("pretrain.permute_sentences", noise.permute_sentences, "denoise: shuffle the sentences of each section");
+  s.add("pretrain.mlm_probability", 0.15,
+        "mlm: share of the real tokens chosen for prediction (of those 80% become <mask>, 10% a random token, 10% stay)");
   s.add("extract.top_k", std::int64_t(1), "extractive: sentences selected per document");
   s.add("extract.trigram_blocking", false, "extractive: skip a sentence that shares a trigram with one already selected");
   s.add("extract.oracle_sentences", std::int64_t(3), "extractive: most sentences in a greedy ROUGE oracle label");
+  s.add("mtl.tasks", std::string(),
+        "ca_mtl: the suite's tasks to learn, comma-separated, in the heads' order; \"\" = every task of "
+        "data.train's tasks.json");
+  s.add("mtl.sampler", std::string("mt-uncertainty"),
+        "ca_mtl: how batches are drawn: mt-uncertainty (Algorithm 1: the b most uncertain of b candidates per task), "
+        "mt-uncertainty-weighted (the public code's scores, weighted by each task's mean uncertainty), uniform "
+        "(pi_rand: a task per batch, uniformly), size (pi_|task|) or temperature (pi ~ |D|^alpha)");
+  s.add("mtl.temperature_alpha", 0.5, "ca_mtl: alpha of the temperature sampler (1 = size, 0 = uniform)");
+  s.add("mtl.batch_size", std::int64_t(32), "ca_mtl: b, the examples of a batch (and the candidates per task under mt-uncertainty)");
   s.add("segment.context_tokens", std::int64_t(128), "segmentation: tokens of left and of right context per candidate boundary");
   s.add("segment.max_candidates", std::int64_t(0),
         "segmentation: candidate boundaries kept per document, evenly spaced whatever their label (so the base rate "
@@ -71,7 +83,8 @@ ConfigSchema run_schema() {
   s.add("train.eval_docs", t.eval_docs, "validation documents decoded for ROUGE at each evaluation; 0 = none");
   s.add("train.keep_checkpoints", t.keep_checkpoints, "step checkpoints kept (the best is always kept)");
   s.add("train.patience", t.patience, "evaluations without improvement before stopping; 0 = off");
-  s.add("train.metric", t.metric, "what 'best' means: valid_loss (lower), rouge1 / rouge2 / rougeL (summarisers) or f1 (segmentation; higher)");
+  s.add("train.metric", t.metric, "what 'best' means: valid_loss (lower), rouge1 / rouge2 / rougeL (summarisers), f1 (segmentation), score (ca_mtl: the mean of the tasks' metrics) or "
+        "mlm_accuracy (masked LM; higher)");
   s.add("train.freeze", std::vector<std::string>(), "glob patterns of parameter names to freeze");
   s.add("train.base_model", std::string(),
         "a trained run or checkpoint whose weights start this model (same architecture and sizes; tensors the base "
@@ -159,8 +172,9 @@ TrainOptions train_options(const Config& c) {
   t.patience = c.get<std::int64_t>("train.patience");
   t.metric = c.get<std::string>("train.metric");
   if (t.metric != "valid_loss" && t.metric != "rouge1" && t.metric != "rouge2" && t.metric != "rougeL" &&
-      t.metric != "f1")
-    throw Error("train.metric: unknown metric '" + t.metric + "' (known: valid_loss, rouge1, rouge2, rougeL, f1)");
+      t.metric != "f1" && t.metric != "mlm_accuracy" && t.metric != "score")
+    throw Error("train.metric: unknown metric '" + t.metric +
+                "' (known: valid_loss, rouge1, rouge2, rougeL, f1, mlm_accuracy, score)");
   t.freeze = c.get<std::vector<std::string>>("train.freeze");
   t.train_only = c.get<std::vector<std::string>>("train.train_only");
   t.threads = c.get<std::int64_t>("train.threads");

@@ -106,7 +106,7 @@ class Loop {
     if (costs.empty()) throw Error("training: the training set is empty");
     if (options_.metric != "valid_loss" && (task_.costs(Split::Valid).empty() || options_.eval_docs <= 0))
       throw Error("train.metric: '" + options_.metric + "' needs a validation set and train.eval_docs > 0");
-    plan_ = plan_batches(costs, plan_options(), static_cast<std::uint64_t>(state_.epoch));
+    if (!task_.draws_batches()) plan_ = plan_batches(costs, plan_options(), static_cast<std::uint64_t>(state_.epoch));
 
     InterruptGuard interrupt_guard;
     Progress progress("train", static_cast<std::size_t>(options_.max_steps - state_.step), "steps", run_.quiet);
@@ -168,20 +168,30 @@ class Loop {
       throw Error("--resume: the checkpoint was trained with train.seed " + std::to_string(c.trainer_state.seed) +
                   ", this run says " + std::to_string(options_.seed));
     state_ = c.trainer_state;
+    if (task_.draws_batches()) {
+      if (!state_.extra.contains("sampler"))
+        throw Error("--resume: " + latest->string() + " holds no sampler state, which this task needs to go on");
+      task_.restore_sampler_state(state_.extra.at("sampler"));
+    }
     saved_step_ = state_.step;
     metrics_.keep_through(state_.step);
   }
 
   // The next training batch, moving to the next epoch when one ends; nullptr past max_epochs.
   const std::vector<std::size_t>* next_batch() {
-    if (static_cast<std::size_t>(state_.batch_in_epoch) == plan_.size()) {
+    const bool drawn = task_.draws_batches();
+    if (static_cast<std::size_t>(state_.batch_in_epoch) == (drawn ? task_.batches_per_epoch() : plan_.size())) {
       if (options_.max_epochs > 0 && state_.epoch + 1 >= options_.max_epochs) return nullptr;
       ++state_.epoch;
       state_.batch_in_epoch = 0;
       task_.start_epoch(state_.epoch);
-      plan_ = plan_batches(task_.costs(Split::Train), plan_options(), static_cast<std::uint64_t>(state_.epoch));
+      if (!drawn)
+        plan_ = plan_batches(task_.costs(Split::Train), plan_options(), static_cast<std::uint64_t>(state_.epoch));
     }
-    return &plan_[static_cast<std::size_t>(state_.batch_in_epoch++)];
+    if (!drawn) return &plan_[static_cast<std::size_t>(state_.batch_in_epoch++)];
+    ++state_.batch_in_epoch;
+    drawn_ = task_.next_batch();
+    return &drawn_;
   }
 
   std::string last_good() const {
@@ -289,6 +299,7 @@ class Loop {
     contents.run_config = run_.run_config;
     contents.trainer_state = state_;
     contents.trainer_state.seed = options_.seed;
+    if (task_.draws_batches()) contents.trainer_state.extra["sampler"] = task_.sampler_state();
     contents.tokenizer_dir = run_.tokenizer_dir;
     save_checkpoint(checkpoint_dir(run_.run_dir, state_.step), contents);
     mark_latest_checkpoint(run_.run_dir, state_.step);
@@ -302,6 +313,7 @@ class Loop {
   MetricsLog metrics_;
   TrainerState state_;
   BatchPlan plan_;
+  std::vector<std::size_t> drawn_;  // the batch a task drew (draws_batches)
   std::int64_t saved_step_ = -1;
   double window_loss_ = 0;
   std::int64_t window_tokens_ = 0, window_steps_ = 0;

@@ -20,6 +20,9 @@ inline std::string_view trim(std::string_view s, std::string_view chars = kWhite
 // Lines split on '\n', a trailing '\r' removed from each; "a\n" gives {"a", ""}.
 std::vector<std::string_view> split_lines(std::string_view text);
 
+// The parts between `separator`s; "" gives {} and "a," gives {"a", ""}.
+std::vector<std::string_view> split(std::string_view text, char separator);
+
 // `text` safe inside XML (SVG) text and attribute values: & < > " ' as entities.
 std::string xml_escape(std::string_view text);
 

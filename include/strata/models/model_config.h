@@ -107,6 +107,21 @@ struct ModelConfig {
   std::int64_t bst_filters = 32;
   std::int64_t bst_filter_length = 1024;
   std::int64_t bst_ssm_width = 0;
+  // CA-MTL (thesis ch. 3), read by ca_mtl: a BERT-like encoder shared by tasks, each a task
+  // embedding and a head. tasks: "name:classes,..." in the suite's order (classes 1 = a
+  // regression), filled from the training suite when a run starts. camtl_attention: the
+  // conditional attention bias of every layer: block (block-diagonal, camtl_blocks blocks; 0
+  // = d_model / max_positions as the thesis's N = d / L, every input padded to
+  // max_positions), full (one L × L block: FBA), hard (block, and attention masked to the
+  // query's block), none. camtl_alignment: FiLM of the embeddings; camtl_cln: conditional
+  // LayerNorms in the upper half of the layers (from hierarchy_split); camtl_bottleneck: the
+  // conditional bottleneck in the top layer.
+  std::string tasks;
+  std::string camtl_attention = "block";
+  std::int64_t camtl_blocks = 0;
+  bool camtl_alignment = true;
+  bool camtl_cln = true;
+  bool camtl_bottleneck = true;
 
   // The spec of `layer` among `count` from a list above (plain when the list is empty).
   static attn::LayerSpec spec_of(const std::vector<attn::LayerSpec>& specs, std::int64_t layer);

@@ -7,6 +7,7 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
+#include <functional>
 #include <string>
 
 #include "strata/nn/adaptable_linear.h"
@@ -34,15 +35,27 @@ struct LayerOptions {
 at::Tensor feed_forward(const at::Tensor& x, AdaptableLinear& fc1, AdaptableLinear& fc2,
                         const LayerOptions& options, bool training);
 
+// What a conditioned model (CA-MTL, thesis ch. 3) changes in an encoder layer, row by row of
+// the batch; every field is optional and an empty one leaves that part as it is.
+struct LayerConditioning {
+  at::Tensor attention_bias;  // [B or 1, 1, L, L]: added to every head's self-attention scores
+  // [B, 1, d]: the weight each LayerNorm uses instead of its own (its bias stays): the
+  // conditional LayerNorm.
+  at::Tensor self_attn_norm_weight, final_norm_weight;
+  // Rewrites the feed-forward block's output before its residual add (a conditional bottleneck).
+  std::function<at::Tensor(const at::Tensor&)> feed_forward_output;
+};
+
 // With a PAL (options.pal.size > 0) the self-attention block is seed 003 Eq. 7:
 // LN(h + SA(h) + PAL(h)) post-norm, h + SA(LN h) + PAL(LN h) pre-norm.
 class EncoderLayerImpl : public torch::nn::Module {
  public:
   explicit EncoderLayerImpl(const LayerOptions& options);
   // layout: the tokens' layout, for a structured self-attention spec (may be null otherwise).
-  // prefix: this layer's prefix keys and values, or null.
+  // prefix: this layer's prefix keys and values, or null. conditioning: or null.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& padding,
-                     const attn::TokenLayout* layout = nullptr, const PrefixKv* prefix = nullptr);
+                     const attn::TokenLayout* layout = nullptr, const PrefixKv* prefix = nullptr,
+                     const LayerConditioning* conditioning = nullptr);
 
   MultiHeadAttention self_attn{nullptr};
   ProjectedAttentionLayer pal{nullptr};  // null without a PAL

@@ -8,6 +8,7 @@
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/normalization.h>
 
+#include <functional>
 #include <vector>
 
 #include "strata/nn/kv_cache.h"
@@ -32,14 +33,22 @@ struct StackOptions {
   LayerOptions layer_options(std::int64_t i) const;
 };
 
+// What a conditioned model changes in an encoder stack (CA-MTL: its conditional alignment
+// after the embeddings, and per layer what LayerConditioning says); every part optional.
+struct StackConditioning {
+  std::function<at::Tensor(const at::Tensor&)> after_embedding;  // [B, L, d] -> [B, L, d]
+  std::vector<LayerConditioning> layers;                         // empty, or one per layer
+};
+
 class TransformerEncoderImpl : public torch::nn::Module {
  public:
   TransformerEncoderImpl(const StackOptions& options, torch::nn::Embedding embed_tokens);
   // ids, padding: [B, L] (padding true = real token). layout: the tokens' layout, needed by
   // structured specs that read it. prefixes: each layer's prefix keys and values (one entry
-  // per layer, nullopt for none), or null. Returns [B, L, d].
+  // per layer, nullopt for none), or null. conditioning: or null. Returns [B, L, d].
   at::Tensor forward(const at::Tensor& ids, const at::Tensor& padding,
-                     const attn::TokenLayout* layout = nullptr, const LayerPrefixes* prefixes = nullptr);
+                     const attn::TokenLayout* layout = nullptr, const LayerPrefixes* prefixes = nullptr,
+                     const StackConditioning* conditioning = nullptr);
 
   torch::nn::Embedding embed_tokens{nullptr}, embed_positions{nullptr};
   torch::nn::LayerNorm layernorm_embedding{nullptr}, layer_norm{nullptr};

@@ -54,6 +54,11 @@ using BuildModel = std::function<std::shared_ptr<torch::nn::Module>(const models
 using MakeTask = std::function<std::unique_ptr<train::TrainTask>(std::shared_ptr<torch::nn::Module>, const TaskInputs&)>;
 using MakeStepper =
     std::function<std::unique_ptr<decode::StepModel>(std::shared_ptr<torch::nn::Module>, const DecodeInputs&)>;
+// Fills the model config's fields that come from the run's data or task rather than from
+// [model] (CA-MTL's task heads from the suite, a masked-LM head's classes from the
+// vocabulary), when a training run starts; config.json then holds them, so loading needs
+// nothing of this.
+using CompleteConfig = std::function<void(models::ModelConfig&, const Config& run)>;
 
 struct Architecture {
   std::string name;     // model.architecture
@@ -61,6 +66,10 @@ struct Architecture {
   BuildModel build;     // a freshly initialised model of a config of this architecture
   MakeTask make_task;   // its training task (data.task chooses among an architecture's tasks)
   MakeStepper stepper;  // empty for a model that does not generate (an encoder classifier)
+  CompleteConfig complete_config = nullptr;  // empty when [model] and the tokenizer say everything
+  // Other architectures whose checkpoints may be its train.base_model (ca_mtl starts from a
+  // pretrained encoder): tensors load by name, as from a base of its own architecture.
+  std::vector<std::string> base_architectures = {};
 };
 
 // Adds `architecture`; strata::Error when the name is taken or a function is missing.

@@ -22,11 +22,13 @@ struct BaseLoadReport {
 
 // Reads the base (a run directory: its best checkpoint, else its latest; or one checkpoint
 // directory) and copies every tensor whose name the model has. strata::Error, before anything
-// is copied, when the base's config.json has another architecture, d_model, heads or
-// vocab_size than `config` (naming the field and both values), or when a shared name has
-// another shape (naming the tensor, both shapes and the base's weight file).
+// is copied, when the base's config.json has another architecture (than `config`'s or one of
+// `other_architectures`), d_model, heads or vocab_size than `config` (naming the field and
+// both values), or when a shared name has another shape (naming the tensor, both shapes and
+// the base's weight file).
 BaseLoadReport load_base_weights(torch::nn::Module& model, const models::ModelConfig& config,
-                                 const std::filesystem::path& base);
+                                 const std::filesystem::path& base,
+                                 const std::vector<std::string>& other_architectures = {});
 
 // "loaded 42 tensors from BASE; 8 new (not in the base): a, b, ... ; 0 unused", for logs.
 std::string describe(const BaseLoadReport& report);

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace torch::nn {
 class Module;
 }
@@ -39,6 +41,17 @@ class TrainTask {
   // Metrics computed at each evaluation besides the validation loss (ROUGE for summarisers),
   // on at most `documents` validation examples. The model is in eval mode, without grad.
   virtual std::map<std::string, double> extra_metrics(std::int64_t documents) { return {}; }
+
+  // A task that draws its own training batches (a multi-task sampler: CA-MTL's MT-Uncertainty
+  // reads the model's entropies on candidates before it chooses) says so here; the trainer
+  // then plans none and asks next_batch() for each, batches_per_epoch() of them an epoch.
+  // next_batch runs after the trainer has reseeded the generators for the step, in train mode.
+  virtual bool draws_batches() const { return false; }
+  virtual std::vector<std::size_t> next_batch() { return {}; }
+  virtual std::size_t batches_per_epoch() const { return 0; }
+  // What such a task needs to go on exactly after a resume, saved in every checkpoint.
+  virtual nlohmann::json sampler_state() const { return nullptr; }
+  virtual void restore_sampler_state(const nlohmann::json& state) {}
 };
 
 // Summed token cross-entropy of logits [.., V] against labels [..] (-100 = ignored).
