@@ -1,9 +1,11 @@
-// strata mtl eval: a trained ca_mtl model scored on a split of its multi-task suite.
+// strata mtl eval | covsim: a trained ca_mtl model scored on a split of its multi-task suite,
+// or its tasks' input covariance similarity (thesis Eq. 3.7).
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "commands.h"
+#include "strata/analysis/task_covariance.h"
 #include "strata/core/files.h"
 #include "strata/recipes/multitask_evaluation.h"
 
@@ -33,6 +35,22 @@ void run_eval(const EvalFlags& flags) {
   if (!flags.json.empty()) write_file_atomic(flags.json, result.summary.dump(2) + "\n");
 }
 
+struct CovsimFlags {
+  std::string model, suite, split = "validation", json;
+  std::size_t examples = 200;
+};
+
+void run_covsim(const CovsimFlags& flags) {
+  const nlohmann::ordered_json report =
+      analysis::task_covariance_report(flags.model, flags.suite, flags.split, flags.examples);
+  std::printf("%-24s %7s %5s\n", "task", "CovSim", "rank");
+  for (const auto& [name, task] : report.at("tasks").items())
+    std::printf("%-24s %7.4f %5lld\n", name.c_str(), task.at("covsim").get<double>(),
+                static_cast<long long>(task.at("rank").get<std::int64_t>()));
+  std::printf("%-24s %7.4f\n", "mean", report.at("mean").get<double>());
+  if (!flags.json.empty()) write_file_atomic(flags.json, report.dump(2) + "\n");
+}
+
 }  // namespace
 
 void register_mtl(CLI::App& app) {
@@ -49,6 +67,17 @@ void register_mtl(CLI::App& app) {
                    "write each example's gold and predicted label here (JSONL), for paired bootstraps");
   eval->add_option("--json", flags->json, "write the scores here as JSON");
   on_run(eval, [flags] { run_eval(*flags); });
+
+  CLI::App* covsim = mtl->add_subcommand(
+      "covsim", "CovSim (thesis Eq. 3.7): how alike the tasks' first-layer input covariances are, per task and on "
+                "average (1 = the same directions with the same weights, 0 = orthogonal)");
+  auto cov = std::make_shared<CovsimFlags>();
+  covsim->add_option("--model", cov->model, "a ca_mtl run or checkpoint directory")->required();
+  covsim->add_option("--suite", cov->suite, "the suite directory (default: the run's data.valid)");
+  covsim->add_option("--split", cov->split, "train, validation or test")->capture_default_str();
+  covsim->add_option("--examples", cov->examples, "examples of each task whose tokens are read")->capture_default_str();
+  covsim->add_option("--json", cov->json, "write the report here as JSON (with the task-by-task matrix)");
+  on_run(covsim, [cov] { run_covsim(*cov); });
 }
 
 }  // namespace strata::cli

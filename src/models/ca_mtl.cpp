@@ -109,14 +109,19 @@ CaMtlModelImpl::CaMtlModelImpl(const ModelConfig& config) : config_(config), tas
   if (config.camtl_bottleneck) bottleneck = register_module("conditional_bottleneck", nn::ConditionalBottleneck(d, d));
 }
 
-at::Tensor CaMtlModelImpl::encode(const at::Tensor& ids, const at::Tensor& padding, const at::Tensor& task) {
+at::Tensor CaMtlModelImpl::encode(const at::Tensor& ids, const at::Tensor& padding, const at::Tensor& task,
+                                  at::Tensor* first_layer_inputs) {
   if (ids.size(1) != config_.max_positions && attention_biases)
     throw Error("ca_mtl: inputs must be padded to model.max_positions (" + std::to_string(config_.max_positions) +
                 "), the length of the conditional attention bias; got " + std::to_string(ids.size(1)));
   const at::Tensor z = task_embedding(task);
   const at::Tensor z_projected = task_projection(z);
   nn::StackConditioning conditioning;
-  if (alignment) conditioning.after_embedding = [&](const at::Tensor& x) { return alignment(x, z); };
+  conditioning.after_embedding = [&](const at::Tensor& x) {
+    at::Tensor aligned = alignment ? alignment(x, z) : x;
+    if (first_layer_inputs) *first_layer_inputs = aligned;
+    return aligned;
+  };
   const std::int64_t layers = config_.encoder_layers;
   conditioning.layers.resize(static_cast<std::size_t>(layers));
   for (std::int64_t i = 0; i < layers; ++i) {

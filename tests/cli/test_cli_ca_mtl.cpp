@@ -105,6 +105,14 @@ TEST_F(CliCaMtl, TrainsFromAMaskedLmBaseResumesAndScoresTheTestSplit) {
   const std::string predictions = slurp(dir_ / "preds.jsonl");
   EXPECT_EQ(std::count(predictions.begin(), predictions.end(), '\n'), 32);
   EXPECT_NE(predictions.find("\"gold\":\"cat\""), std::string::npos);
+
+  const CliResult covsim = run("mtl covsim --model " + path("whole") + " --examples 8 --json " + path("covsim.json"));
+  ASSERT_EQ(covsim.exit_code, 0) << covsim.err;
+  const nlohmann::json similarity = nlohmann::json::parse(slurp(dir_ / "covsim.json"));
+  const double topic = similarity["tasks"]["topic"]["covsim"].get<double>();
+  EXPECT_GT(topic, 0.0);
+  EXPECT_LE(topic, 1.0);
+  EXPECT_NEAR(similarity["pairs"][0][1].get<double>(), topic, 1e-12);  // two tasks: CovSim_0 = CovSim_01
 }
 
 TEST_F(CliCaMtl, ALabelTheSuiteDoesNotListIsAnErrorNamingFileLineAndField) {

@@ -43,8 +43,11 @@ class CaMtlModelImpl : public torch::nn::Module {
   // ids, padding: [B, L] with L = max_positions (every input padded to it: the attention
   // bias is L × L); task: [B] int64. Returns the pooled vectors [B, d] (before dropout).
   at::Tensor pooled(const at::Tensor& ids, const at::Tensor& padding, const at::Tensor& task);
-  // The hidden states [B, L, d] of the encoder's last layer.
-  at::Tensor encode(const at::Tensor& ids, const at::Tensor& padding, const at::Tensor& task);
+  // The hidden states [B, L, d] of the encoder's last layer; first_layer_inputs, when given,
+  // receives the first layer's inputs [B, L, d] (embeddings after the conditional alignment,
+  // what CovSim reads).
+  at::Tensor encode(const at::Tensor& ids, const at::Tensor& padding, const at::Tensor& task,
+                    at::Tensor* first_layer_inputs = nullptr);
   // Task `task`'s outputs for pooled rows [n, d] of that task: [n, classes] logits, or [n] values
   // for a regression. Applies the head's dropout.
   at::Tensor head(std::int64_t task, const at::Tensor& pooled);
