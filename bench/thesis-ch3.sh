@@ -3,7 +3,7 @@
 # LM on the package descriptions, then Table 3.1's cumulative ablation (pi_rand MTL -> +
 # conditional attention -> + bottleneck -> + alignment and CLN -> + MT-Uncertainty), the
 # samplers against each other, FBA and the hard block mask, and single-task baselines; each
-# run scored on the suite's test split with every prediction kept, then
+# run scored on the suite's test split with every prediction kept and its CovSim measured, then
 # docs/results/thesis-ch3.md. Resumable: a run with result.json is not trained again.
 #
 # Usage: bench/thesis-ch3.sh [BUILD_DIR] [OUT_DIR]
@@ -78,6 +78,8 @@ run_one() {
   t1=$(date +%s)
   OMP_NUM_THREADS=1 "$strata" mtl eval --model "$dir/run" --split test --predictions "$dir/predictions.jsonl" \
     --json "$dir/test.json" > "$dir/eval.log" 2>&1 || { echo "FAILED: mtl eval $name (see $dir/eval.log)"; return 1; }
+  OMP_NUM_THREADS=1 "$strata" mtl covsim --model "$dir/run" --examples 200 --json "$dir/covsim.json" \
+    > "$dir/covsim.log" 2>&1 || { echo "FAILED: mtl covsim $name (see $dir/covsim.log)"; return 1; }
   printf '{"system": "%s", "seed": %s, "train_seconds": %s}\n' "$name" "$seed" "$((t1 - t0))" > "$dir/result.json"
   echo "done: $name seed $seed ($(( $(date +%s) - t0 )) s)"
 }
