@@ -171,7 +171,7 @@ def main():
     out, seeds = args.out_dir, args.seeds.split()
     suite = os.path.join(out, "suite")
     with open(os.path.join(suite, "tasks.json")) as f:
-        tasks = json.load(f)
+        tasks = {name: t for name, t in json.load(f).items() if not t.get("transfer")}  # held-out tasks apart
     systems = args.systems.split()
     singles = sorted({os.path.basename(d).rsplit("-s", 1)[0] for d in glob.glob(os.path.join(out, "runs", "single-*"))})
 

@@ -149,7 +149,10 @@ void register_debian(CLI::App* data) {
       "description; tag-FACET (role, implemented-in, interface, use, works-with, scope) for packages with exactly "
       "one tag in the facet; match (short vs long description, negatives from the same section); jaccard "
       "(regression: the debtag Jaccard similarity of two packages' descriptions); acceptable (a first sentence, "
-      "real or its words shuffled). Classes with fewer than --min-class-examples training examples are dropped.\n"
+      "real or its words shuffled); from the installed files, man-section (a man page's first words -> its section "
+      "1-8) and header-section (a header's code without comments -> the Section of the package that installed it; "
+      "the held-out transfer task, marked \"transfer\" in tasks.json and left out of multi-task training unless "
+      "named). Classes with fewer than --min-class-examples training examples are dropped.\n"
       "Output: OUT/tasks/TASK/{train,validation,test}.jsonl ({\"id\", \"task\", \"text\", [\"text_b\",] \"label\"}), "
       "OUT/tasks.json (each task's kind, labels and sizes), OUT/summaries/*.jsonl ({\"id\", \"document\", "
       "\"summary\"}: long -> short description), OUT/stats.json; each file written then renamed.");
@@ -164,6 +167,11 @@ void register_debian(CLI::App* data) {
       ->capture_default_str();
   debian->add_option("--min-description-words", flags->suite.min_description_words,
                      "skip packages with shorter long descriptions")
+      ->capture_default_str();
+  flags->suite.installed_root = "/";
+  debian->add_option("--installed-root", flags->suite.installed_root,
+                     "where the installed man pages (usr/share/man) and dpkg's file lists (var/lib/dpkg/info) are "
+                     "read from for man-section and header-section; \"\" = neither")
       ->capture_default_str();
   on_run(debian, [flags] { run_debian(*flags); });
 }

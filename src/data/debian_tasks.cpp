@@ -10,6 +10,7 @@
 
 #include "strata/core/files.h"
 #include "strata/core/split_mix64.h"
+#include "strata/data/installed_tasks.h"
 #include "strata/data/manpage_corpus.h"
 #include "strata/doc/sentence_splitter.h"
 
@@ -44,6 +45,7 @@ struct Task {
       : name(std::move(task_name)), kind(std::move(task_kind)), pair(pair_task) {}
   std::string name, kind;  // kind: "classification" or "regression"
   bool pair;               // examples have text_b
+  bool transfer = false;   // held out from multi-task training (tasks.json "transfer")
   std::vector<Example> examples;
 };
 
@@ -168,6 +170,17 @@ Task acceptable_task(const std::vector<Usable>& usable, std::uint64_t seed) {
   return task;
 }
 
+// A task of examples made from the installed files.
+Task installed_task(const std::string& name, const std::vector<InstalledExample>& examples) {
+  Task task(name, "classification", false);
+  for (const InstalledExample& e : examples) {
+    Json line = example_line(e.id, name, e.text);
+    line["label"] = e.label;
+    task.examples.push_back({e.split, e.label, std::move(line)});
+  }
+  return task;
+}
+
 // Drops the classes with fewer than `minimum` training examples; returns them, rarest first.
 std::vector<std::string> drop_rare_classes(Task& task, std::size_t minimum) {
   std::map<std::string, std::size_t> train_counts;
@@ -209,6 +222,18 @@ nlohmann::json build_debian_suite(const std::vector<DebianPackage>& packages, co
   tasks.push_back(match_task(usable, options.seed));
   tasks.push_back(jaccard_task(usable, options.seed));
   tasks.push_back(acceptable_task(usable, options.seed));
+  if (!options.installed_root.empty()) {
+    std::map<std::string, std::string> sections, sources;
+    for (const DebianPackage& p : packages) {
+      sections[p.name] = p.section;
+      sources[p.name] = p.source;
+    }
+    tasks.push_back(installed_task("man-section", man_section_examples(options.installed_root, options.installed_words)));
+    tasks.push_back(installed_task("header-section",
+                                   header_section_examples(options.installed_root, sections, sources,
+                                                           options.installed_words, options.headers_per_package)));
+    tasks.back().transfer = true;
+  }
 
   Json described = Json::object();
   for (Task& task : tasks) {
@@ -222,11 +247,14 @@ nlohmann::json build_debian_suite(const std::vector<DebianPackage>& packages, co
       ++counts[e.split];
       if (task.kind == "classification") labels.insert(e.label);
     }
+    // A machine with few man pages or headers may leave an installed task without two classes.
+    if (task.kind == "classification" && labels.size() < 2) continue;
     for (const char* split : kSplits) write_file_atomic(options.out_dir / "tasks" / task.name / (std::string(split) + ".jsonl"), text[split]);
     Json entry{{"kind", task.kind}, {"pair", task.pair}, {"metric", metric_of(task)}};
     if (task.kind == "classification") entry["labels"] = std::vector<std::string>(labels.begin(), labels.end());
     entry["examples"] = Json{{"train", counts["train"]}, {"validation", counts["validation"]}, {"test", counts["test"]}};
     if (!dropped.empty()) entry["dropped_classes"] = dropped;
+    if (task.transfer) entry["transfer"] = true;
     described[task.name] = entry;
   }
   write_file_atomic(options.out_dir / "tasks.json", described.dump(2) + "\n");

@@ -59,9 +59,16 @@ std::vector<SuiteTask> read_suite_tasks(const fs::path& suite_dir, const std::ve
                                                         : " is not a classification metric (accuracy, macro_f1, f1, mcc)"));
       task.metric = metric.get<std::string>();
     }
+    if (entry.contains("transfer")) {
+      if (!entry.at("transfer").is_boolean()) throw error_at(file, 0, name + ".transfer", "expected true or false");
+      task.transfer = entry.at("transfer").get<bool>();
+    }
     all.push_back(std::move(task));
   }
-  if (names.empty()) return all;
+  if (names.empty()) {
+    std::erase_if(all, [](const SuiteTask& t) { return t.transfer; });
+    return all;
+  }
   std::vector<SuiteTask> chosen;
   for (const std::string& name : names) {
     const auto found = std::find_if(all.begin(), all.end(), [&](const SuiteTask& t) { return t.name == name; });

@@ -28,6 +28,8 @@ std::vector<TaskHead> parse_task_heads(const std::string& text) {
     if (classes <= 0)
       throw Error("model.tasks: '" + std::string(item) + "' is not name:classes (classes >= 1; 1 = regression)");
     TaskHead head{std::string(item.substr(0, colon)), classes};
+    if (head.name.find('.') != std::string::npos)
+      throw Error("model.tasks: task '" + head.name + "' has a '.', which parameter names cannot hold");
     for (const TaskHead& known : heads)
       if (known.name == head.name) throw Error("model.tasks: task '" + head.name + "' is listed twice");
     heads.push_back(std::move(head));
@@ -81,15 +83,18 @@ CaMtlModelImpl::CaMtlModelImpl(const ModelConfig& config) : config_(config), tas
 
   embed_tokens = register_module("embed_tokens", torch::nn::Embedding(config.vocab_size, d));
   encoder = register_module("encoder", nn::TransformerEncoder(encoder_options(config), embed_tokens));
-  task_embedding = register_module("task_embedding", torch::nn::Embedding(tasks, d));
+  task_embeddings = register_module("task_embeddings", std::make_shared<torch::nn::Module>());
+  heads = register_module("heads", std::make_shared<torch::nn::Module>());
+  for (const TaskHead& h : tasks_) {
+    embeddings_.push_back(task_embeddings->register_parameter(h.name, torch::empty({d})));
+    task_heads_.push_back(heads->register_module(h.name, torch::nn::Linear(d, h.classes)));
+  }
   task_projection = register_module("task_projection", torch::nn::Linear(d, d));
   pooler = register_module("pooler", torch::nn::Linear(d, d));
-  heads = register_module("heads", torch::nn::ModuleList());
-  for (const TaskHead& h : tasks_) heads->push_back(torch::nn::Linear(d, h.classes));
   init_weights(*this, config.pad_id);
   {
     torch::NoGradGuard no_grad;
-    task_embedding->weight.normal_(0.0, 0.02);  // init_weights zeroed the row of task pad_id
+    for (at::Tensor& z : embeddings_) z.normal_(0.0, 0.02);
   }
   // Registered after init_weights, which would overwrite their zero-initialised generators.
   if (config.camtl_alignment) alignment = register_module("conditional_alignment", nn::Film(d, d));
@@ -114,7 +119,7 @@ at::Tensor CaMtlModelImpl::encode(const at::Tensor& ids, const at::Tensor& paddi
   if (ids.size(1) != config_.max_positions && attention_biases)
     throw Error("ca_mtl: inputs must be padded to model.max_positions (" + std::to_string(config_.max_positions) +
                 "), the length of the conditional attention bias; got " + std::to_string(ids.size(1)));
-  const at::Tensor z = task_embedding(task);
+  const at::Tensor z = torch::stack(embeddings_).index_select(0, task);
   const at::Tensor z_projected = task_projection(z);
   nn::StackConditioning conditioning;
   conditioning.after_embedding = [&](const at::Tensor& x) {
@@ -145,10 +150,24 @@ at::Tensor CaMtlModelImpl::pooled(const at::Tensor& ids, const at::Tensor& paddi
   return torch::tanh(pooler(encode(ids, padding, task).select(1, 0)));
 }
 
+namespace {
+
+std::size_t checked_task(std::int64_t task, std::size_t tasks) {
+  if (task < 0 || task >= static_cast<std::int64_t>(tasks))
+    throw Error("ca_mtl: task " + std::to_string(task) + " outside the model's " + std::to_string(tasks));
+  return static_cast<std::size_t>(task);
+}
+
+}  // namespace
+
+const at::Tensor& CaMtlModelImpl::task_embedding(std::int64_t task) const {
+  return embeddings_[checked_task(task, tasks_.size())];
+}
+
+torch::nn::Linear& CaMtlModelImpl::task_head(std::int64_t task) { return task_heads_[checked_task(task, tasks_.size())]; }
+
 at::Tensor CaMtlModelImpl::head(std::int64_t task, const at::Tensor& pooled) {
-  if (task < 0 || task >= static_cast<std::int64_t>(tasks_.size()))
-    throw Error("ca_mtl: task " + std::to_string(task) + " outside the model's " + std::to_string(tasks_.size()));
-  at::Tensor out = heads[task]->as<torch::nn::Linear>()->forward(torch::dropout(pooled, config_.dropout, is_training()));
+  at::Tensor out = task_head(task)->forward(torch::dropout(pooled, config_.dropout, is_training()));
   return tasks_[static_cast<std::size_t>(task)].classes == 1 ? out.squeeze(-1) : out;
 }
 

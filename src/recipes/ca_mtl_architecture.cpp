@@ -10,6 +10,8 @@
 #include "strata/core/strings.h"
 #include "strata/data/multitask_examples.h"
 #include "strata/models/ca_mtl.h"
+#include "strata/nn/safetensors_torch.h"
+#include "strata/train/checkpoint.h"
 #include "strata/train/multitask_task.h"
 
 namespace strata::recipes {
@@ -36,9 +38,32 @@ void complete_config(models::ModelConfig& config, const Config& run) {
   config.tasks = models::format_task_heads(heads);
 }
 
+// mtl.new_task_embedding = TASK: each task the base model lacks starts from the base's TASK
+// embedding (the base's shared tensors load afterwards, by name, and leave these alone).
+void init_new_task_embeddings(models::CaMtlModel& model, const Config& run) {
+  const std::string from = run.get<std::string>("mtl.new_task_embedding");
+  if (from.empty() || from == "random") return;
+  const std::string base = run.get<std::string>("train.base_model");
+  if (base.empty()) throw Error("mtl.new_task_embedding: copies a task embedding of train.base_model, which is not set");
+  const std::filesystem::path file = train::resolve_checkpoint(base) / "model.safetensors";
+  const std::map<std::string, at::Tensor> weights = load_tensors(file);
+  const auto source = weights.find("task_embeddings." + from);
+  if (source == weights.end()) {
+    std::string known;
+    for (const auto& [name, tensor] : weights)
+      if (name.starts_with("task_embeddings.")) known += (known.empty() ? "" : ", ") + name.substr(16);
+    throw Error("mtl.new_task_embedding: " + file.string() + " has no task '" + from + "' (its tasks: " + known + ")");
+  }
+  torch::NoGradGuard no_grad;
+  for (std::size_t t = 0; t < model->tasks().size(); ++t)
+    if (!weights.contains("task_embeddings." + model->tasks()[t].name))
+      model->task_embedding(static_cast<std::int64_t>(t)).copy_(source->second);
+}
+
 std::unique_ptr<train::TrainTask> make_task(std::shared_ptr<torch::nn::Module> module, const TaskInputs& in) {
   reject_denoising(in, "ca_mtl");
-  const models::CaMtlModel model = model_as<models::CaMtlModel>(module, "ca_mtl");
+  models::CaMtlModel model = model_as<models::CaMtlModel>(module, "ca_mtl");
+  init_new_task_embeddings(model, in.run);
   const std::vector<SuiteTask> tasks = suite_tasks(in.run);
   const auto length = static_cast<std::size_t>(in.model.max_positions);
   auto load = [&](const std::filesystem::path& suite, const char* split) {

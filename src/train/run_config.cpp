@@ -56,6 +56,9 @@ ConfigSchema run_schema() {
         "mt-uncertainty-weighted (the public code's scores, weighted by each task's mean uncertainty), uniform "
         "(pi_rand: a task per batch, uniformly), size (pi_|task|) or temperature (pi ~ |D|^alpha)");
   s.add("mtl.temperature_alpha", 0.5, "ca_mtl: alpha of the temperature sampler (1 = size, 0 = uniform)");
+  s.add("mtl.new_task_embedding", std::string(),
+        "ca_mtl with train.base_model: how a task the base lacks starts: \"\" or random (a fresh embedding), or "
+        "the name of one of the base's tasks (its embedding copied; thesis Tables 3.3 and B.2)");
   s.add("mtl.batch_size", std::int64_t(32), "ca_mtl: b, the examples of a batch (and the candidates per task under mt-uncertainty)");
   s.add("segment.context_tokens", std::int64_t(128), "segmentation: tokens of left and of right context per candidate boundary");
   s.add("segment.max_candidates", std::int64_t(0),

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "strata/core/safetensors.h"
+#include "strata/core/strings.h"
 #include "support/cli.h"
 
 namespace strata {
@@ -29,7 +31,7 @@ class CliCaMtl : public test_support::ScratchTest {
   void write_suite() {
     const char* animals[] = {"cat", "dog"};
     const char* fillers[] = {"the", "small", "old", "happy", "green", "quiet"};
-    for (const char* task : {"topic", "length"}) fs::create_directories(dir_ / "suite/tasks" / task);
+    for (const char* task : {"topic", "length", "animal"}) fs::create_directories(dir_ / "suite/tasks" / task);
     for (const char* split : {"train", "validation", "test"}) {
       const int count = std::string(split) == "train" ? 60 : 16;
       std::string topic, length, corpus;
@@ -47,11 +49,14 @@ class CliCaMtl : public test_support::ScratchTest {
         corpus += nlohmann::json{{"id", std::to_string(i)}, {"document", text + ". " + words + "."}, {"summary", text}}.dump() + "\n";
       }
       write("suite/tasks/topic/" + std::string(split) + ".jsonl", topic);
+      write("suite/tasks/animal/" + std::string(split) + ".jsonl", topic);  // the held-out task: the same data
       write("suite/tasks/length/" + std::string(split) + ".jsonl", length);
       write(std::string("corpus-") + split + ".jsonl", corpus);
     }
     write("suite/tasks.json", R"({"topic": {"kind": "classification", "pair": false, "labels": ["cat", "dog"]},
-                                 "length": {"kind": "regression", "pair": false}})");
+                                 "length": {"kind": "regression", "pair": false},
+                                 "animal": {"kind": "classification", "pair": false, "labels": ["cat", "dog"],
+                                            "transfer": true}})");
   }
 };
 
@@ -105,6 +110,27 @@ TEST_F(CliCaMtl, TrainsFromAMaskedLmBaseResumesAndScoresTheTestSplit) {
   const std::string predictions = slurp(dir_ / "preds.jsonl");
   EXPECT_EQ(std::count(predictions.begin(), predictions.end(), '\n'), 32);
   EXPECT_NE(predictions.find("\"gold\":\"cat\""), std::string::npos);
+
+  // A new task from the trained model, its embedding copied from "topic" (kept frozen here, so
+  // the checkpoint shows the copy): the encoder and conditional modules load by name.
+  const CliResult adapted = run("train --quiet --config " + path("ca_mtl.toml") + " --out " + path("adapted") +
+                                " mtl.tasks=animal mtl.new_task_embedding=topic train.max_steps=2 train.base_model=" +
+                                path("whole") + " train.freeze='[\"task_embeddings.*\"]'");
+  ASSERT_EQ(adapted.exit_code, 0) << adapted.err;
+  EXPECT_NE(adapted.out.find("60 training and 16 validation examples of 1 tasks"), std::string::npos) << adapted.out;
+  // The base is the run's best checkpoint (checkpoints/best names it).
+  const std::string best(trim(slurp(dir_ / "whole/checkpoints/best")));
+  const SafetensorsFile base_weights(dir_ / "whole/checkpoints" / best / "model.safetensors");
+  const SafetensorsFile adapted_weights(dir_ / "adapted/checkpoints/step-00000002/model.safetensors");
+  const auto copied = adapted_weights.bytes(adapted_weights.entry("task_embeddings.animal"));
+  const auto source = base_weights.bytes(base_weights.entry("task_embeddings.topic"));
+  EXPECT_TRUE(std::equal(copied.begin(), copied.end(), source.begin(), source.end()));
+  const CliResult shown = run("mtl eval --model " + path("adapted") + " --split test");
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  const CliResult wrong = run("train --quiet --config " + path("ca_mtl.toml") + " --out " + path("wrong") +
+                              " mtl.tasks=animal mtl.new_task_embedding=colour train.base_model=" + path("whole"));
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_NE(wrong.err.find("its tasks: length, topic"), std::string::npos) << wrong.err;
 
   const CliResult covsim = run("mtl covsim --model " + path("whole") + " --examples 8 --json " + path("covsim.json"));
   ASSERT_EQ(covsim.exit_code, 0) << covsim.err;

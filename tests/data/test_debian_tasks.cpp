@@ -45,7 +45,8 @@ class DebianTasks : public ::testing::Test {
       p.name = "pkg" + std::to_string(i);
       p.source = "src" + std::to_string(i / 3);  // three packages a source
       p.section = sections[i % 3];
-      p.priority = i == 7 ? "required" : "optional";  // "required": one example, dropped as rare
+      // "required": one example, dropped as rare; "standard" and "optional" stay.
+      p.priority = i == 7 ? "required" : i % 10 == 0 ? "standard" : "optional";
       p.tags = {std::string("role::") + roles[i % 3], "use::" + std::to_string(i % 5)};
       if (i % 4 == 0) p.tags.push_back("role::devel-lib");  // two roles: no tag-role example
       p.description_md5 = "md5-" + std::to_string(i);

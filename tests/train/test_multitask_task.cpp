@@ -124,7 +124,7 @@ TEST(MultitaskTask, UncertaintySamplingHandlesARegressionTaskWithoutNaN) {
     auto& model = dynamic_cast<models::CaMtlModelImpl&>(task.model());
     {
       torch::NoGradGuard no_grad;
-      auto& head = *model.heads[1]->as<torch::nn::Linear>();
+      auto& head = *model.task_head(1);
       head.weight.zero_();
       head.bias.fill_(0.5);
     }

@@ -10,6 +10,10 @@
 //   jaccard      (long, long) descriptions of two tagged packages -> the Jaccard similarity of
 //                their debtags (regression; half the pairs share a Section)
 //   acceptable   a description's first sentence, as written or with its words shuffled
+// and, from what is installed under installed_root (data/installed_tasks.h), man-section (a
+// man page's chunk -> its section) and header-section (a header's code -> its package's
+// Section), the held-out transfer task: tasks.json marks it "transfer": true, and a
+// multi-task run leaves it out unless it names it,
 // and a summarisation corpus, long -> short description. Packages are split by source package
 // (a hash of its name: about 90/5/5), so no source's packages straddle splits, and a
 // description seen once (by Description-md5, else by text) is not used again.
@@ -29,6 +33,9 @@ struct DebianSuiteOptions {
   std::uint64_t seed = 1;                   // negatives, pairs and shuffles
   std::size_t min_class_examples = 20;      // classes with fewer training examples are dropped
   std::size_t min_description_words = 8;    // shorter long descriptions are not used
+  std::filesystem::path installed_root;     // "/" = this machine; empty = no man-section, header-section
+  std::size_t installed_words = 100;        // words of a man-page chunk or a header
+  std::size_t headers_per_package = 20;     // header-section: at most this many headers a package
 };
 
 // Writes OUT/tasks/TASK/{train,validation,test}.jsonl, one example a line:

@@ -22,6 +22,7 @@ struct SuiteTask {
   // first label), mcc, pearson or spearman; tasks.json's "metric", else accuracy, or pearson
   // for a regression.
   std::string metric;
+  bool transfer = false;  // a held-out task (tasks.json "transfer"): only read when named
   std::int64_t classes() const { return regression ? 1 : static_cast<std::int64_t>(labels.size()); }
 };
 
@@ -33,7 +34,7 @@ struct MultitaskExample {
 };
 
 // The tasks of SUITE/tasks.json, in its order, or the ones `names` lists in that order
-// (empty = all). strata::Error naming the file and field when it is malformed, or an unknown
+// (empty = all but the held-out transfer tasks). strata::Error naming the file and field when it is malformed, or an unknown
 // task and the known ones.
 std::vector<SuiteTask> read_suite_tasks(const std::filesystem::path& suite_dir, const std::vector<std::string>& names = {});
 

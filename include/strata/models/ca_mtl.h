@@ -55,12 +55,19 @@ class CaMtlModelImpl : public torch::nn::Module {
   const std::vector<TaskHead>& tasks() const { return tasks_; }
   const ModelConfig& config() const { return config_; }
 
+  // The task embedding z [d] of task `task` (an index into tasks()).
+  const at::Tensor& task_embedding(std::int64_t task) const;
+  // Task `task`'s head, Linear(d, classes).
+  torch::nn::Linear& task_head(std::int64_t task);
+
   torch::nn::Embedding embed_tokens{nullptr};
   nn::TransformerEncoder encoder{nullptr};
-  torch::nn::Embedding task_embedding{nullptr};  // [T, d]
-  torch::nn::Linear task_projection{nullptr};    // z -> z'
+  // Per task, by name, so a model of other tasks loads what it shares by name (a new task
+  // adapted from a trained model keeps the encoder and the conditional modules):
+  // task_embeddings.NAME [d] and heads.NAME.{weight,bias}.
+  std::shared_ptr<torch::nn::Module> task_embeddings, heads;
+  torch::nn::Linear task_projection{nullptr};  // z -> z'
   torch::nn::Linear pooler{nullptr};
-  torch::nn::ModuleList heads{nullptr};  // Linear(d, classes) per task
   // Conditional modules; null (or empty) when the config switches them off.
   nn::Film alignment{nullptr};
   torch::nn::ModuleList attention_biases{nullptr};                   // one per layer
@@ -70,6 +77,8 @@ class CaMtlModelImpl : public torch::nn::Module {
  private:
   ModelConfig config_;
   std::vector<TaskHead> tasks_;
+  std::vector<at::Tensor> embeddings_;       // task_embeddings' parameters, in task order
+  std::vector<torch::nn::Linear> task_heads_;  // heads' modules, in task order
   std::int64_t first_cln_layer_ = 0;
 };
 TORCH_MODULE(CaMtlModel);
