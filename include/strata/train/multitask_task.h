@@ -74,7 +74,6 @@ class MultitaskTask : public TrainTask {
   nlohmann::json sampler_state() const override;
   void restore_sampler_state(const nlohmann::json& state) override;
 
-  const std::vector<SuiteTask>& tasks() const { return tasks_; }
 
  private:
   std::vector<std::size_t> draw_one_task();
