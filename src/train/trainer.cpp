@@ -273,7 +273,14 @@ class Loop {
       nlohmann::json line = {{"split", "valid"}, {"step", state_.step}};
       for (const auto& [name, value] : values) line[name] = value;
       metrics_.append(line);
-      const double value = values.at(options_.metric == "valid_loss" ? "loss" : options_.metric);
+      const auto found = values.find(options_.metric == "valid_loss" ? "loss" : options_.metric);
+      if (found == values.end()) {
+        std::string known;
+        for (const auto& [name, v] : values) known += (known.empty() ? "" : ", ") + name;
+        throw Error("train.metric: this task's evaluations report no '" + options_.metric + "' (they report: " +
+                    known + ")");
+      }
+      const double value = found->second;
       improved = !state_.best_metric ||
                  (higher_is_better(options_.metric) ? value > *state_.best_metric : value < *state_.best_metric);
       if (improved) {

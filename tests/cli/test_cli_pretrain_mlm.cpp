@@ -48,6 +48,14 @@ TEST_F(CliPretrainMlm, PretrainsAnEncoderWithTheMaskedLmAndWritesACheckpoint) {
   const nlohmann::json model = nlohmann::json::parse(slurp(checkpoint / "config.json"))["model"];
   EXPECT_EQ(model["num_labels"], model["vocab_size"]);  // the head's classes are the vocabulary
 
+  // A metric the task does not report is named at the first evaluation, with the ones it does.
+  const CliResult score = run("pretrain --quiet --config " + path("encoder.toml") + " --out " + path("score") +
+                              " train.metric=score");
+  EXPECT_NE(score.exit_code, 0);
+  EXPECT_NE(score.err.find("train.metric: this task's evaluations report no 'score' (they report: loss, mlm_accuracy)"),
+            std::string::npos)
+      << score.err;
+
   const CliResult sequence = run("pretrain --config " + path("encoder.toml") + " --out " + path("sequence") +
                                  " model.head=sequence");
   EXPECT_NE(sequence.exit_code, 0);
