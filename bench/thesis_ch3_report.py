@@ -207,7 +207,7 @@ def main():
         "| tasks | GLUE, 9 tasks (8 scored), 393k MNLI ... 2.5k RTE | the Debian suite, 11 tasks, 54k ... 2.6k "
         "training examples (`strata data debian`) |",
         "| training | 5 epochs, batch 32, lr 2e-5 | 1,000 steps of 32 (32,000 examples, about 0.11 epochs of the suite), lr 5e-4 |",
-        f"| seeds | 1 | {', '.join(seeds)} |", "",
+        f"| seeds | 1 | {', '.join(seeds)} (a system with fewer says so in its row) |", "",
         "Scores are each task's test metric x 100 (accuracy; macro-F1 for priority; F1 of `match`; MCC for "
         "acceptability; Pearson for the Jaccard regression), their unweighted mean the *average*; *task σ* is their "
         "standard deviation across tasks; *% data* is the share of distinct training examples a run trained on.", "",
