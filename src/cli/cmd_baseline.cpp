@@ -1,19 +1,24 @@
-// strata baseline lead | oracle: extractive reference systems, written as prediction /
-// reference pairs that `strata eval rouge --pairs` scores.
+// strata baseline lead | lexrank | textrank | sumbasic | oracle | evidence: extractive
+// reference systems, written as prediction / reference pairs that `strata eval rouge --pairs`
+// scores.
 #include <cstdio>
 #include <functional>
+#include <span>
 
 #include "commands.h"
 #include "strata/core/error.h"
 #include "strata/core/files.h"
+#include "strata/data/extractive_examples.h"
 #include "strata/doc/dataset.h"
 #include "strata/eval/baselines.h"
+#include "strata/eval/evidence_oracle.h"
+#include "strata/eval/sentence_ranking.h"
 
 namespace strata::cli {
 
 namespace {
 
-// One {prediction, reference, source} line per document of `data`, written atomically.
+// One {id, prediction, reference, source} line per document of `data`, written atomically.
 void write_pairs(const std::string& data, const std::string& out,
                  const std::function<std::string(const Document&)>& predict) {
   DatasetReader reader(data);
@@ -22,6 +27,7 @@ void write_pairs(const std::string& data, const std::string& out,
   std::size_t count = 0;
   while (reader.next(document)) {
     nlohmann::json line;
+    line["id"] = document.id;
     line["prediction"] = predict(document);
     line["reference"] = document.summary;
     line["source"] = document.text;
@@ -44,6 +50,37 @@ std::shared_ptr<PairFiles> add_pair_options(CLI::App* sub) {
   return files;
 }
 
+// How many sentences an extractive system takes, and from which section.
+struct Extent {
+  std::size_t sentences = 1;
+  std::string section;
+};
+
+std::shared_ptr<Extent> add_extent_options(CLI::App* sub) {
+  auto extent = std::make_shared<Extent>();
+  sub->add_option("--sentences", extent->sentences, "N, sentences to take")->capture_default_str();
+  sub->add_option("--section", extent->section,
+                  "take the sentences from the first section with this heading (e.g. DESCRIPTION)");
+  return extent;
+}
+
+using Ranker = std::vector<std::size_t> (*)(std::span<const std::string>, std::size_t);
+
+void add_ranker(CLI::App* baseline, const std::string& name, const std::string& description,
+                Ranker rank) {
+  auto* sub = baseline->add_subcommand(
+      name, description + " Takes N sentences, one per line in document order; writes pairs as "
+                          "`baseline lead` does.");
+  auto files = add_pair_options(sub);
+  auto extent = add_extent_options(sub);
+  on_run(sub, [=] {
+    write_pairs(files->data, files->out, [&](const Document& d) {
+      const std::vector<std::string> sentences = document_sentences(d, extent->section);
+      return join_sentences(sentences, rank(sentences, extent->sentences));
+    });
+  });
+}
+
 }  // namespace
 
 void register_baseline(CLI::App& app) {
@@ -52,17 +89,27 @@ void register_baseline(CLI::App& app) {
 
   auto* lead = baseline->add_subcommand(
       "lead", "Lead-N baseline: the first N sentences of each document, one per line. Writes "
-              "JSONL pairs {prediction, reference, source} that `strata eval rouge --pairs` reads.");
+              "JSONL pairs {id, prediction, reference, source} that `strata eval rouge --pairs` reads.");
   auto lead_files = add_pair_options(lead);
-  auto sentences = std::make_shared<std::size_t>(1);
-  auto section = std::make_shared<std::string>();
-  lead->add_option("--sentences", *sentences, "N, sentences to take")->capture_default_str();
-  lead->add_option("--section", *section,
-                   "take the lead from the first section with this heading (e.g. DESCRIPTION)");
+  auto lead_extent = add_extent_options(lead);
   on_run(lead, [=] {
-    write_pairs(lead_files->data, lead_files->out,
-                [&](const Document& d) { return lead_summary(d, *sentences, *section); });
+    write_pairs(lead_files->data, lead_files->out, [&](const Document& d) {
+      return lead_summary(d, lead_extent->sentences, lead_extent->section);
+    });
   });
+
+  add_ranker(baseline, "lexrank",
+             "LexRank (Erkan & Radev 2004): PageRank over the sentences linked where their "
+             "idf-modified cosine is above 0.1.",
+             lexrank);
+  add_ranker(baseline, "textrank",
+             "TextRank (Mihalcea & Tarau 2004): PageRank over the sentences weighted by their "
+             "shared words over the log of their lengths.",
+             textrank);
+  add_ranker(baseline, "sumbasic",
+             "SumBasic (Nenkova & Vanderwende 2005): the sentences with the most frequent "
+             "words, each pick squaring its words' probabilities.",
+             sumbasic);
 
   auto* oracle = baseline->add_subcommand(
       "oracle", "Oracle: the single sentence of each document with the best ROUGE-1 F + "
@@ -72,6 +119,20 @@ void register_baseline(CLI::App& app) {
   on_run(oracle, [=] {
     write_pairs(oracle_files->data, oracle_files->out,
                 [](const Document& d) { return oracle_sentence(d, d.summary); });
+  });
+
+  auto* evidence = baseline->add_subcommand(
+      "evidence", "Evidence oracle (thesis ch. 2, Subramanian et al. 2020; \"Gold Ext\"): for each "
+                  "reference sentence in turn, the two document sentences with the best mean "
+                  "ROUGE-1/2/L F1 (stemmed) against it, each sentence once, one per line in "
+                  "reference order. An upper bound; it reads the reference. Writes pairs as "
+                  "`baseline lead` does.");
+  auto evidence_files = add_pair_options(evidence);
+  on_run(evidence, [=] {
+    write_pairs(evidence_files->data, evidence_files->out, [](const Document& d) {
+      const std::vector<std::string> sentences = document_sentences(d);
+      return join_sentences(sentences, evidence_oracle(sentences, summary_sentences(d.summary)));
+    });
   });
 }
 

@@ -1,4 +1,4 @@
-// strata data manpages | stats | code | markup | books | debian | glue.
+// strata data manpages | stats | code | markup | books | debian | descriptions | glue.
 #include <cstdio>
 #include <iostream>
 
@@ -8,6 +8,7 @@
 #include "strata/core/error.h"
 #include "strata/data/debian_archive.h"
 #include "strata/data/debian_tasks.h"
+#include "strata/data/description_corpus.h"
 #include "strata/data/glue_tsv.h"
 #include "strata/data/long_corpora.h"
 #include "strata/data/manpage_corpus.h"
@@ -109,20 +110,42 @@ void register_long_corpora(CLI::App* data) {
   on_run(books, [=] { print_long_corpus_summary(build_books_corpus(*books_options), *books_options); });
 }
 
-struct DebianFlags {
-  DebianSuiteOptions suite;
+// Where the Debian commands read the archive from: --packages and --translation, else the
+// indexes under --lists (default OUT/apt-lists), fetched there once unless --no-fetch.
+struct DebianIndexFlags {
   std::filesystem::path lists, packages, translation;
   bool no_fetch = false;
 };
 
-void run_debian(const DebianFlags& flags) {
-  DebianIndexes indexes{flags.packages, flags.translation};
+void add_debian_index_options(CLI::App* command, DebianIndexFlags& flags) {
+  command->add_option("--lists", flags.lists, "apt lists directory to read or fetch into (default OUT/apt-lists)");
+  command->add_flag("--no-fetch", flags.no_fetch, "never run apt-get: fail if the indexes are not under --lists");
+  command->add_option("--packages", flags.packages, "a Packages file (plain or gzip) instead of --lists")
+      ->check(CLI::ExistingFile);
+  command->add_option("--translation", flags.translation, "its Translation-en file")->check(CLI::ExistingFile);
+}
+
+// The packages with their English descriptions; `files` gets the two index paths, named on
+// stderr unless `quiet`.
+std::vector<DebianPackage> read_debian_indexes(const DebianIndexFlags& flags, const std::filesystem::path& out_dir,
+                                               const char* command, DebianIndexes& files, bool quiet = false) {
+  files = {flags.packages, flags.translation};
   if (flags.packages.empty() != flags.translation.empty())
-    throw Error("data debian: give both --packages and --translation, or neither");
+    throw Error(std::string("data ") + command + ": give both --packages and --translation, or neither");
   if (flags.packages.empty())
-    indexes = debian_indexes(flags.lists.empty() ? flags.suite.out_dir / "apt-lists" : flags.lists, !flags.no_fetch);
-  std::fprintf(stderr, "reading %s and %s\n", indexes.packages.c_str(), indexes.translation.c_str());
-  const std::vector<DebianPackage> packages = read_debian_packages(indexes.packages, indexes.translation);
+    files = debian_indexes(flags.lists.empty() ? out_dir / "apt-lists" : flags.lists, !flags.no_fetch);
+  if (!quiet) std::fprintf(stderr, "reading %s and %s\n", files.packages.c_str(), files.translation.c_str());
+  return read_debian_packages(files.packages, files.translation);
+}
+
+struct DebianFlags {
+  DebianSuiteOptions suite;
+  DebianIndexFlags index;
+};
+
+void run_debian(const DebianFlags& flags) {
+  DebianIndexes indexes;
+  const std::vector<DebianPackage> packages = read_debian_indexes(flags.index, flags.suite.out_dir, "debian", indexes);
   const nlohmann::json stats = build_debian_suite(packages, flags.suite);
   std::printf("%zu packages, %zu used (skipped: %s)\n", stats["packages"].get<std::size_t>(),
               stats["used"].get<std::size_t>(), stats["skipped"].dump().c_str());
@@ -157,11 +180,7 @@ void register_debian(CLI::App* data) {
       "OUT/tasks.json (each task's kind, labels and sizes), OUT/summaries/*.jsonl ({\"id\", \"document\", "
       "\"summary\"}: long -> short description), OUT/stats.json; each file written then renamed.");
   debian->add_option("--out", flags->suite.out_dir, "output directory")->required();
-  debian->add_option("--lists", flags->lists, "apt lists directory to read or fetch into (default OUT/apt-lists)");
-  debian->add_flag("--no-fetch", flags->no_fetch, "never run apt-get: fail if the indexes are not under --lists");
-  debian->add_option("--packages", flags->packages, "a Packages file (plain or gzip) instead of --lists")
-      ->check(CLI::ExistingFile);
-  debian->add_option("--translation", flags->translation, "its Translation-en file")->check(CLI::ExistingFile);
+  add_debian_index_options(debian, flags->index);
   debian->add_option("--seed", flags->suite.seed, "negatives, pairs and shuffles")->capture_default_str();
   debian->add_option("--min-class-examples", flags->suite.min_class_examples, "drop rarer classes")
       ->capture_default_str();
@@ -174,6 +193,67 @@ void register_debian(CLI::App* data) {
                      "read from for man-section and header-section; \"\" = neither")
       ->capture_default_str();
   on_run(debian, [flags] { run_debian(*flags); });
+}
+
+struct DescriptionFlags {
+  DescriptionCorpusOptions corpus;
+  DebianIndexFlags index;
+  std::filesystem::path out_dir;
+};
+
+void run_descriptions(const DescriptionFlags& flags) {
+  DebianIndexes files;
+  const std::vector<DebianPackage> packages = read_debian_indexes(flags.index, flags.out_dir, "descriptions", files, flags.corpus.quiet);
+  DescriptionCorpusOptions options = flags.corpus;
+  options.origin = files.packages.string() + " + " + files.translation.string();
+  const nlohmann::json stats = build_description_corpus(packages, options, flags.out_dir);
+  const nlohmann::json& all = stats["all"];
+  std::printf("descriptions: %zu documents of %zu source packages from %zu packages (skipped: %s) -> %s\n",
+              all["documents"].get<std::size_t>(), all["sources"].get<std::size_t>(),
+              stats["packages"].get<std::size_t>(), stats["skipped"].dump().c_str(), flags.out_dir.c_str());
+  std::printf("%-11s %8s %8s %8s %14s %15s\n", "split", "docs", "sources", "ratio", "summary words",
+              "document words");
+  for (const char* split : {"train", "validation", "test", "all"}) {
+    const nlohmann::json& s = std::string(split) == "all" ? all : stats["splits"][split];
+    std::printf("%-11s %8zu %8zu %8.1f %14.1f %15.1f\n", split, s["documents"].get<std::size_t>(),
+                s["sources"].get<std::size_t>(), s["compression_ratio"].get<double>(),
+                s["summary_words_mean"].get<double>(), s["document_words_mean"].get<double>());
+  }
+  std::printf("%s\n", stats.dump().c_str());
+}
+
+void register_descriptions(CLI::App* data) {
+  auto flags = std::make_shared<DescriptionFlags>();
+  CLI::App* descriptions = data->add_subcommand(
+      "descriptions",
+      "Build a long -> short summarisation corpus (Newsroom / BigPatent in miniature) from Debian's package descriptions");
+  descriptions->footer(
+      "Reads a Packages index and its Translation-en, found and fetched as `strata data debian` does. A document a "
+      "package: its long description (paragraphs kept, sentences split) -> its one-line short description. One "
+      "example a Description-md5 (the first package by name: a description shipped by several packages is used "
+      "once); packages without both descriptions, or with fewer than --min-document-words or --min-summary-words "
+      "words, are skipped. Split by a hash of the SOURCE package's name (about 90/5/5): libfoo1, libfoo-dev and "
+      "libfoo-doc, whose descriptions share boilerplate, land in one split; sources whose packages ship the same "
+      "long description (gcc-12 and gcc-12-cross) are linked and split by their group's first name, so a document "
+      "lies in one split only.\n"
+      "Output: OUT/{train,validation,test}.jsonl in the native form (id and title the package, \"paragraphs\", "
+      "\"summary\", and \"package\", \"source\", \"section\", \"description_md5\"), read as every summarisation "
+      "dataset is; OUT/stats.json: what was skipped, by reason, and per split the documents, source packages, "
+      "length percentiles, mean words of document and summary and the compression ratio (mean document words / "
+      "mean summary words). Printed: a line, a table of those columns and the stats as one JSON line. Each file is "
+      "written then renamed.");
+  descriptions->add_option("--out", flags->out_dir, "output directory")->required();
+  add_debian_index_options(descriptions, flags->index);
+  descriptions->add_option("--min-document-words", flags->corpus.min_document_words,
+                           "skip packages with shorter long descriptions")
+      ->capture_default_str();
+  descriptions->add_option("--min-summary-words", flags->corpus.min_summary_words,
+                           "skip packages with shorter short descriptions")
+      ->capture_default_str();
+  descriptions->add_option("--validation-percent", flags->corpus.validation_percent)->capture_default_str();
+  descriptions->add_option("--test-percent", flags->corpus.test_percent)->capture_default_str();
+  descriptions->add_flag("--quiet", flags->corpus.quiet, "no progress output");
+  on_run(descriptions, [flags] { run_descriptions(*flags); });
 }
 
 void register_glue(CLI::App* data) {
@@ -255,6 +335,7 @@ void register_data(CLI::App& app) {
 
   register_long_corpora(data);
   register_debian(data);
+  register_descriptions(data);
   register_glue(data);
 }
 

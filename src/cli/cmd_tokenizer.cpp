@@ -1,6 +1,7 @@
 // strata tokenizer train | encode | decode: make a tokenizer from text or a dataset, and run
 // any tokenizer strata can load (sentencepiece .model, HF tokenizer.json, GPT-2 vocab.json +
 // merges.txt, or a directory holding one of them).
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +15,7 @@
 
 #include "commands.h"
 #include "strata/core/error.h"
+#include "strata/core/strings.h"
 #include "strata/doc/dataset.h"
 #include "strata/text/byte_bpe.h"
 #include "strata/text/sentencepiece_tokenizer.h"
@@ -32,6 +34,7 @@ struct TrainOptions {
   int vocab_size = 8000;
   std::string type = "unigram";
   int structural_levels = 4;
+  std::string special;  // comma-separated
   double character_coverage = 0.9995;
   std::size_t sample = 0;
 };
@@ -108,6 +111,14 @@ void run_train(const TrainOptions& options) {
   for (const std::string& s : sentences) bytes += s.size();
   SpecialTokens specials;
   specials.structural = SpecialTokens::default_structural(options.structural_levels);
+  for (std::string_view piece : split(options.special, ',')) {
+    if (options.special.empty()) break;
+    const std::string token(trim(piece));
+    const std::vector<std::string> reserved = specials.all();
+    if (token.empty() || std::find(reserved.begin(), reserved.end(), token) != reserved.end())
+      throw Error("--special: '" + token + "' is empty or already a special token");
+    specials.structural.push_back(token);
+  }
 
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<Tokenizer> tokenizer;
@@ -268,6 +279,10 @@ void register_tokenizer(CLI::App& app) {
                    "Section-level markers [SEC-L1]..[SEC-Ln] to reserve")
       ->check(CLI::Range(0, 32))
       ->capture_default_str();
+  train_cmd
+      ->add_option("--special", train->special,
+                   "More special tokens, kept whole and never split (comma-separated), e.g. the TLM part markers "
+                   "[INTRO],[EXTRACT],[SUMMARY],[REST]");
   train_cmd
       ->add_option("--character-coverage", train->character_coverage,
                    "sentencepiece: share of characters the alphabet covers")

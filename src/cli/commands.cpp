@@ -39,6 +39,7 @@ void register_all(CLI::App& app) {
   register_lm_eval(*lm);
   register_lm_score(*lm);
   register_lm_generate(*lm);
+  register_lm_summarize(*lm);
   CLI::App* eval = app.add_subcommand("eval", "Score outputs (ROUGE, BLEU, copy rate, hierarchy F1) and models (summarize)");
   eval->require_subcommand(1);
   register_eval_rouge(*eval);

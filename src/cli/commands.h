@@ -9,7 +9,7 @@ namespace strata::cli {
 
 void register_doc(CLI::App& app);        // strata doc show
 void register_data(CLI::App& app);       // strata data manpages | stats | code | markup | books
-void register_baseline(CLI::App& app);   // strata baseline lead | oracle
+void register_baseline(CLI::App& app);   // strata baseline lead | oracle | lexrank | ...
 void register_tokenizer(CLI::App& app);  // strata tokenizer train | encode | decode
 void register_plot(CLI::App& app);       // strata plot RUN_DIR
 void register_train(CLI::App& app);      // strata train
@@ -25,11 +25,12 @@ void register_analyze_biases(CLI::App& analyze);    // strata analyze biases
 void register_analyze_heads(CLI::App& analyze);     // strata analyze heads
 void register_analyze_patterns(CLI::App& analyze);  // strata analyze patterns
 void register_analyze_attention(CLI::App& analyze);  // strata analyze attention | spectrum
-// `lm` is one group shared by two files.
+// `lm` is one group shared by several files.
 void register_lm_train(CLI::App& lm);    // strata lm train
 void register_lm_eval(CLI::App& lm);     // strata lm eval
 void register_lm_score(CLI::App& lm);    // strata lm score
 void register_lm_generate(CLI::App& lm); // strata lm generate
+void register_lm_summarize(CLI::App& lm);  // strata lm summarize
 // `eval` is one group shared by several files.
 void register_eval_rouge(CLI::App& eval);  // strata eval rouge
 void register_eval_bleu(CLI::App& eval);   // strata eval bleu

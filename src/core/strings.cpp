@@ -1,5 +1,8 @@
 #include "strata/core/strings.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace strata {
 
 std::vector<std::string_view> split_lines(std::string_view text) {
@@ -14,6 +17,12 @@ std::vector<std::string_view> split_lines(std::string_view text) {
     begin = end + 1;
   }
   return lines;
+}
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
 }
 
 std::vector<std::string_view> split(std::string_view text, char separator) {

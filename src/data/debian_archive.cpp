@@ -4,7 +4,6 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <unordered_map>
 
@@ -18,12 +17,6 @@ namespace strata {
 
 namespace {
 
-bool same_name(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 // The first line of a value and the rest (continuation lines), split at the first '\n'.
 std::pair<std::string, std::string> first_line_and_rest(const std::string& value) {
   const std::size_t cut = value.find('\n');
@@ -35,7 +28,7 @@ std::pair<std::string, std::string> first_line_and_rest(const std::string& value
 
 const std::string* Deb822Stanza::find(std::string_view name) const {
   for (const auto& [field, value] : fields)
-    if (same_name(field, name)) return &value;
+    if (equals_ignoring_case(field, name)) return &value;
   return nullptr;
 }
 

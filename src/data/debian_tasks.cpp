@@ -10,6 +10,7 @@
 
 #include "strata/core/files.h"
 #include "strata/core/split_mix64.h"
+#include "strata/data/description_corpus.h"
 #include "strata/data/installed_tasks.h"
 #include "strata/data/manpage_corpus.h"
 #include "strata/doc/sentence_splitter.h"
@@ -259,28 +260,20 @@ nlohmann::json build_debian_suite(const std::vector<DebianPackage>& packages, co
   }
   write_file_atomic(options.out_dir / "tasks.json", described.dump(2) + "\n");
 
-  std::map<std::string, std::string> summaries;
-  std::map<std::string, std::size_t> summary_counts;
-  for (const Usable& u : usable) {
-    if (u.package->short_description.empty()) continue;
-    summaries[u.split] += Json{{"id", u.package->name},
-                               {"document", u.package->long_description},
-                               {"summary", u.package->short_description}}
-                              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-                          "\n";
-    ++summary_counts[u.split];
-  }
-  for (const char* split : kSplits)
-    write_file_atomic(options.out_dir / "summaries" / (std::string(split) + ".jsonl"), summaries[split]);
+  // The summarisation corpus of the same packages (data/description_corpus.h).
+  DescriptionCorpusOptions corpus;
+  corpus.min_document_words = options.min_description_words;
+  corpus.quiet = true;
+  const Json summaries = build_description_corpus(packages, corpus, options.out_dir / "summaries");
 
   Json stats{{"command", "debian"},
              {"packages", packages.size()},
              {"used", usable.size()},
              {"skipped", Json{{"description_under_min_words", too_short}, {"duplicate_description", duplicates}}},
              {"tasks", described},
-             {"summaries", Json{{"train", summary_counts["train"]},
-                                {"validation", summary_counts["validation"]},
-                                {"test", summary_counts["test"]}}}};
+             {"summaries", Json{{"train", summaries["splits"]["train"]["documents"]},
+                                {"validation", summaries["splits"]["validation"]["documents"]},
+                                {"test", summaries["splits"]["test"]["documents"]}}}};
   write_file_atomic(options.out_dir / "stats.json", stats.dump(2) + "\n");
   return stats;
 }

@@ -2,6 +2,7 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <unordered_map>
 #include <unordered_set>
@@ -75,8 +76,13 @@ std::optional<double> CopyCounts::novel_fraction(int n) const {
   return 1.0 - *rate;
 }
 
-CopyCounts copy_counts(const std::vector<std::string>& output_tokens,
-                       const std::vector<std::string>& source_tokens, int max_n) {
+namespace {
+
+// found[n - 1][i]: whether the output's n-gram at position i occurs in the source, for every
+// order n <= max_n (empty where the output is shorter than n).
+std::vector<std::vector<bool>> found_in_source(const std::vector<std::string>& output_tokens,
+                                               const std::vector<std::string>& source_tokens,
+                                               int max_n) {
   if (max_n < 1) throw Error("copy rate: max n must be at least 1");
   // One id per distinct word across both texts, then a well-mixed 64-bit value per id.
   std::unordered_map<std::string_view, std::uint64_t> ids;
@@ -92,9 +98,7 @@ CopyCounts copy_counts(const std::vector<std::string>& output_tokens,
   const auto output_prefix = prefix_hashes(values_of(output_tokens));
   const auto source_prefix = prefix_hashes(values_of(source_tokens));
 
-  CopyCounts counts;
-  counts.copied.assign(max_n, 0);
-  counts.total.assign(max_n, 0);
+  std::vector<std::vector<bool>> found(max_n);
   const std::size_t out_len = output_tokens.size();
   const std::size_t src_len = source_tokens.size();
   // Source positions whose (n-1)-gram occurs in the output: only there can an n-gram shared
@@ -107,7 +111,7 @@ CopyCounts copy_counts(const std::vector<std::string>& output_tokens,
   std::uint64_t power = 1;  // kBase^n
   for (int n = 1; n <= max_n && static_cast<std::size_t>(n) <= out_len; ++n) {
     power *= kBase;
-    counts.total[n - 1] = out_len - n + 1;
+    found[n - 1].assign(out_len - n + 1, false);
     if (candidates.empty()) continue;
     const auto hash = [&](const std::vector<std::uint64_t>& prefix, std::size_t i) {
       return prefix[i + n] - prefix[i] * power;
@@ -125,7 +129,20 @@ CopyCounts copy_counts(const std::vector<std::string>& output_tokens,
     }
     candidates.swap(next_candidates);
     for (std::size_t i = 0; i + n <= out_len; ++i)
-      counts.copied[n - 1] += shared.count(hash(output_prefix, i));
+      found[n - 1][i] = shared.count(hash(output_prefix, i)) > 0;
+  }
+  return found;
+}
+
+}  // namespace
+
+CopyCounts copy_counts(const std::vector<std::string>& output_tokens,
+                       const std::vector<std::string>& source_tokens, int max_n) {
+  const auto found = found_in_source(output_tokens, source_tokens, max_n);
+  CopyCounts counts;
+  for (const std::vector<bool>& order : found) {
+    counts.copied.push_back(std::count(order.begin(), order.end(), true));
+    counts.total.push_back(order.size());
   }
   return counts;
 }
@@ -163,6 +180,72 @@ std::optional<double> CopyRateCorpus::novel_fraction(int n) const {
   const auto rate = copy_rate(n);
   if (!rate) return std::nullopt;
   return 1.0 - *rate;
+}
+
+namespace {
+
+CopyAttribution zero_attribution(int max_n) {
+  if (max_n < 1) throw Error("copy attribution: max n must be at least 1");
+  const std::vector<std::size_t> zeros(max_n, 0);
+  return {zeros, zeros, zeros, zeros};
+}
+
+std::optional<double> share(std::size_t part, std::size_t copied) {
+  if (copied == 0) return std::nullopt;
+  return static_cast<double>(part) / static_cast<double>(copied);
+}
+
+}  // namespace
+
+std::size_t CopyAttribution::copied(int n) const {
+  return extract_only[n - 1] + context_only[n - 1] + both[n - 1];
+}
+
+std::optional<double> CopyAttribution::from_extract_share(int n) const {
+  return share(extract_only[n - 1] + both[n - 1], copied(n));
+}
+
+std::optional<double> CopyAttribution::extract_only_share(int n) const {
+  return share(extract_only[n - 1], copied(n));
+}
+
+CopyAttribution copy_attribution(const std::vector<std::string>& output_tokens,
+                                 const std::vector<std::string>& extract_tokens,
+                                 const std::vector<std::string>& context_tokens, int max_n) {
+  CopyAttribution counts = zero_attribution(max_n);
+  const auto in_extract = found_in_source(output_tokens, extract_tokens, max_n);
+  const auto in_context = found_in_source(output_tokens, context_tokens, max_n);
+  for (int n = 1; n <= max_n; ++n) {
+    for (std::size_t i = 0; i < in_extract[n - 1].size(); ++i) {
+      const bool extract = in_extract[n - 1][i], context = in_context[n - 1][i];
+      auto& tally = extract ? (context ? counts.both : counts.extract_only)
+                            : (context ? counts.context_only : counts.novel);
+      ++tally[n - 1];
+    }
+  }
+  return counts;
+}
+
+CopyAttribution copy_attribution(std::string_view output, std::string_view extract,
+                                 std::string_view context, int max_n) {
+  return copy_attribution(copy_rate_tokens(output), copy_rate_tokens(extract),
+                          copy_rate_tokens(context), max_n);
+}
+
+CopyAttributionCorpus::CopyAttributionCorpus(int max_n) : pooled_(zero_attribution(max_n)) {}
+
+void CopyAttributionCorpus::add(const CopyAttribution& example) {
+  if (example.max_n() != max_n())
+    throw Error("copy attribution: an example counted up to n = " +
+                std::to_string(example.max_n()) + " added to a corpus of n = " +
+                std::to_string(max_n()));
+  ++examples_;
+  for (int n = 1; n <= max_n(); ++n) {
+    pooled_.extract_only[n - 1] += example.extract_only[n - 1];
+    pooled_.context_only[n - 1] += example.context_only[n - 1];
+    pooled_.both[n - 1] += example.both[n - 1];
+    pooled_.novel[n - 1] += example.novel[n - 1];
+  }
 }
 
 }  // namespace strata

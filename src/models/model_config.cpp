@@ -66,6 +66,8 @@ void visit_fields(C& c, F&& f) {
   f("camtl_alignment", c.camtl_alignment, Origin::User, "ca_mtl: conditional alignment (FiLM of the embeddings)");
   f("camtl_cln", c.camtl_cln, Origin::User, "ca_mtl: conditional LayerNorms in the upper half of the layers (from hierarchy_split)");
   f("camtl_bottleneck", c.camtl_bottleneck, Origin::User, "ca_mtl: conditional bottleneck in the top layer");
+  f("lstm_hidden", c.lstm_hidden, Origin::User, "sent_clf, sent_ptr: units per direction of the token- and sentence-level BiLSTMs");
+  f("lstm_layers", c.lstm_layers, Origin::User, "sent_clf, sent_ptr: layers of each BiLSTM");
   f("marker_id", c.marker_id, Origin::Tokenizer, "encoder marker head: the marker token id");
   f("pad_id", c.pad_id, Origin::Tokenizer, "padding token id");
   f("bos_id", c.bos_id, Origin::Tokenizer, "start-of-sequence token id");
@@ -156,6 +158,8 @@ void ModelConfig::check() const {
   positive("heads", heads);
   positive("d_ff", d_ff);
   positive("max_positions", max_positions);
+  positive("lstm_hidden", lstm_hidden);
+  positive("lstm_layers", lstm_layers);
   if (d_model % heads != 0)
     throw Error("model.heads: " + std::to_string(heads) + " does not divide model.d_model " + std::to_string(d_model));
   if (architecture.empty()) throw Error("model.architecture: empty (known: `strata train --help` lists them)");

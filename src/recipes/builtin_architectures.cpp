@@ -5,7 +5,8 @@
 namespace strata::recipes {
 
 std::vector<Architecture> builtin_architectures() {
-  return {seq2seq_architecture(), causal_lm_architecture(), encoder_architecture(), bst_lm_architecture(), ca_mtl_architecture()};
+  return {seq2seq_architecture(), causal_lm_architecture(), encoder_architecture(), bst_lm_architecture(), ca_mtl_architecture(),
+          sent_clf_architecture(), sent_ptr_architecture()};
 }
 
 void reject_denoising(const TaskInputs& inputs, const std::string& architecture) {

@@ -18,6 +18,8 @@ Architecture causal_lm_architecture();
 Architecture bst_lm_architecture();
 Architecture encoder_architecture();
 Architecture ca_mtl_architecture();
+Architecture sent_clf_architecture();
+Architecture sent_ptr_architecture();
 
 // The training set cut to data.train_fraction, saying so when it is cut.
 template <class Example>

@@ -1,9 +1,11 @@
 // The language-model families: causal_lm (GPT-2-like) and bst_lm (Block-State Transformer).
-// Both train on blocks of text (train::LmTask) and continue prompts (decode::CausalLmStepper).
+// Both train on blocks of text (train::LmTask) and continue prompts (decode::CausalLmStepper);
+// data.task = tlm makes the blocks thesis ch. 2's formatted summarisation sequences.
 #include <torch/torch.h>
 
 #include "builtin_architectures.h"
 #include "strata/data/lm_examples.h"
+#include "strata/data/tlm_examples.h"
 #include "strata/decode/model_steppers.h"
 #include "strata/models/bst_lm.h"
 #include "strata/models/causal_lm.h"
@@ -23,8 +25,13 @@ std::shared_ptr<models::LanguageModel> language_model(const std::shared_ptr<torc
 std::unique_ptr<train::TrainTask> make_lm_task(std::shared_ptr<torch::nn::Module> module, const TaskInputs& in) {
   reject_denoising(in, in.model.architecture);
   const train::DataOptions options = train::data_options(in.run);
+  const bool tlm = in.run.get<std::string>("data.task") == "tlm";
+  const TlmFormat format = tlm ? train::tlm_format(in.run) : TlmFormat{};
+  const TlmExtracts extracts = tlm ? TlmExtracts::parse(in.run.get<std::string>("tlm.extracts")) : TlmExtracts{};
   auto load = [&](const std::filesystem::path& path) {
-    return path.empty() ? train::TokenBlocks{} : load_lm_chunks({path}, in.tokenizer, options.block_size, !in.quiet);
+    if (path.empty()) return train::TokenBlocks{};
+    return tlm ? load_tlm_windows(path, in.tokenizer, format, extracts, !in.quiet)
+               : load_lm_chunks({path}, in.tokenizer, options.block_size, !in.quiet);
   };
   train::TokenBlocks train_set = keep_fraction(load(in.train), options), valid_set = load(in.valid);
   std::printf("data: %zu training and %zu validation blocks of %zu tokens\n", train_set.size(), valid_set.size(),

@@ -10,7 +10,6 @@
 #include "strata/core/error.h"
 #include "strata/models/collate.h"
 #include "strata/core/progress.h"
-#include "strata/eval/rouge.h"
 #include "strata/text/tokenizer.h"
 
 namespace strata::train {
@@ -138,12 +137,9 @@ std::map<std::string, double> ExtractiveTask::extra_metrics(std::int64_t documen
   if (n == 0) return {};
   const std::span<const ExtractiveExample> subset(valid_.data(), n);
   const std::vector<std::string> summaries = extractive_summaries(subset, sentence_scores(model_, subset), selection_);
-  const RougeScorer scorer({"rouge1", "rouge2", "rougeL"}, /*use_stemmer=*/true);
-  std::map<std::string, double> totals;
-  for (std::size_t i = 0; i < n; ++i)
-    for (const auto& [name, score] : scorer.score(subset[i].reference, summaries[i])) totals[name] += score.fmeasure;
-  for (auto& [name, total] : totals) total /= static_cast<double>(n);
-  return totals;
+  std::vector<std::string> references;
+  for (const ExtractiveExample& example : subset) references.push_back(example.reference);
+  return mean_rouge_f(references, summaries);
 }
 
 }  // namespace strata::train

@@ -5,6 +5,9 @@
 #include <algorithm>
 
 #include "strata/core/error.h"
+#include "strata/core/strings.h"
+#include "strata/data/sentence_extraction_examples.h"
+#include "strata/data/tlm_examples.h"
 #include "strata/models/model_config.h"
 
 namespace strata::train {
@@ -36,8 +39,9 @@ ConfigSchema run_schema() {
   s.add("data.task", std::string(),
         "what an encoder model learns: extractive (pick summary sentences, seed 003 §4.1), segmentation "
         "(topic boundaries between sentences) or mlm (BERT's masked-LM pretraining, `strata pretrain`); denoise "
-        "pretrains a seq2seq model on BART's noise (`strata pretrain`); seq2seq models otherwise summarise, and "
-        "causal_lm models ignore it");
+        "pretrains a seq2seq model on BART's noise (`strata pretrain`); seq2seq models otherwise summarise; tlm "
+        "trains a causal_lm on thesis ch. 2's formatted sequences ([INTRO] [EXTRACT] [SUMMARY] [REST], tlm.*), and "
+        "language models otherwise read plain text");
   const DenoisingOptions noise;
   s.add("pretrain.mask_ratio", noise.mask_ratio,
         "denoise: share of the text tokens masked by text infilling, each span replaced by one <mask>");
@@ -45,9 +49,15 @@ ConfigSchema run_schema() {
   s.add("pretrain.permute_sentences", noise.permute_sentences, "denoise: shuffle the sentences of each section");
   s.add("pretrain.mlm_probability", 0.15,
         "mlm: share of the real tokens chosen for prediction (of those 80% become <mask>, 10% a random token, 10% stay)");
-  s.add("extract.top_k", std::int64_t(1), "extractive: sentences selected per document");
+  s.add("extract.top_k", std::int64_t(1), "extractive, sent_clf: sentences selected per document (the thesis: the mean summary length)");
   s.add("extract.trigram_blocking", false, "extractive: skip a sentence that shares a trigram with one already selected");
   s.add("extract.oracle_sentences", std::int64_t(3), "extractive: most sentences in a greedy ROUGE oracle label");
+  const SentenceExtractionOptions caps;
+  s.add("extract.max_sentences", std::int64_t(caps.max_sentences), "sent_clf, sent_ptr: sentences read per document");
+  s.add("extract.max_sentence_tokens", std::int64_t(caps.max_sentence_tokens),
+        "sent_clf, sent_ptr: tokens read per sentence");
+  s.add("extract.beam_size", std::int64_t(4), "sent_ptr: beams of the pointer's search");
+  s.add("extract.max_steps", std::int64_t(4), "sent_ptr: most sentences the pointer picks before its stop");
   s.add("mtl.tasks", std::string(),
         "ca_mtl: the suite's tasks to learn, comma-separated, in the heads' order; \"\" = every task of "
         "data.train's tasks.json");
@@ -60,6 +70,17 @@ ConfigSchema run_schema() {
         "ca_mtl with train.base_model: how a task the base lacks starts: \"\" or random (a fresh embedding), or "
         "the name of one of the base's tasks (its embedding copied; thesis Tables 3.3 and B.2)");
   s.add("mtl.batch_size", std::int64_t(32), "ca_mtl: b, the examples of a batch (and the candidates per task under mt-uncertainty)");
+  const TlmFormat tlm;
+  s.add("tlm.extracts", std::string("gold"),
+        "data.task = tlm: the extract block: gold (the chapter-2 oracle on the reference), none (TLM, TLM-I), or a "
+        "JSONL file of {id, prediction} lines (a model's extracts, `strata extract --out`)");
+  s.add("tlm.intro_sections", std::string("SYNOPSIS,DESCRIPTION"),
+        "data.task = tlm: headings of the sections that make the intro (comma-separated); the other sections are "
+        "the rest. \"\", or a document with none of them: the whole document is the intro");
+  s.add("tlm.intro_tokens", std::int64_t(tlm.intro_tokens), "data.task = tlm: a, the intro's budget in tokens");
+  s.add("tlm.extract_tokens", std::int64_t(tlm.extract_tokens), "data.task = tlm: b, the extract's budget");
+  s.add("tlm.summary_tokens", std::int64_t(tlm.summary_tokens), "data.task = tlm: c, the summary's budget");
+  s.add("tlm.rest", tlm.with_rest, "data.task = tlm: the rest of the document follows the summary as more LM data");
   s.add("segment.context_tokens", std::int64_t(128), "segmentation: tokens of left and of right context per candidate boundary");
   s.add("segment.max_candidates", std::int64_t(0),
         "segmentation: candidate boundaries kept per document, evenly spaced whatever their label (so the base rate "
@@ -199,6 +220,25 @@ decode::GenerationOptions generation_options(const Config& c) {
   g.seed = static_cast<std::uint64_t>(c.get<std::int64_t>("decode.seed"));
   g.check();
   return g;
+}
+
+TlmFormat tlm_format(const Config& c) {
+  TlmFormat f;
+  f.window = static_cast<std::size_t>(c.get<std::int64_t>("data.block_size"));
+  const auto budget = [&](const char* key) {
+    const auto value = c.get<std::int64_t>(key);
+    if (value <= 0) throw Error(fmt::format("{}: must be positive, got {}", key, value));
+    return static_cast<std::size_t>(value);
+  };
+  f.intro_tokens = budget("tlm.intro_tokens");
+  f.extract_tokens = budget("tlm.extract_tokens");
+  f.summary_tokens = budget("tlm.summary_tokens");
+  f.with_rest = c.get<bool>("tlm.rest");
+  f.intro_sections.clear();
+  for (std::string_view heading : split(c.get<std::string>("tlm.intro_sections"), ','))
+    if (!trim(heading).empty()) f.intro_sections.emplace_back(trim(heading));
+  f.check();
+  return f;
 }
 
 }  // namespace strata::train

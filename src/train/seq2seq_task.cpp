@@ -3,7 +3,6 @@
 #include <torch/torch.h>
 
 #include "strata/decode/summarize.h"
-#include "strata/eval/rouge.h"
 #include "strata/models/collate.h"
 
 namespace strata::train {
@@ -63,13 +62,9 @@ std::map<std::string, double> Seq2SeqTask::extra_metrics(std::int64_t documents)
   options.generation.max_length = max_length_;
   const std::span<const Seq2SeqExample> subset(valid_.data(), n);
   const std::vector<std::string> summaries = decode::summarize(model_, tokenizer_, subset, options);
-  RougeScorer scorer({"rouge1", "rouge2", "rougeL"}, /*use_stemmer=*/true);
-  std::map<std::string, double> totals;
-  for (std::size_t i = 0; i < n; ++i)
-    for (const auto& [name, score] : scorer.score(subset[i].reference, summaries[i]))
-      totals[name] += score.fmeasure;
-  for (auto& [name, total] : totals) total /= static_cast<double>(n);
-  return totals;
+  std::vector<std::string> references;
+  for (const Seq2SeqExample& example : subset) references.push_back(example.reference);
+  return mean_rouge_f(references, summaries);
 }
 
 }  // namespace strata::train

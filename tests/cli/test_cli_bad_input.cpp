@@ -77,7 +77,9 @@ TEST_F(CliBadInput, LeadBaselineOnEmptyDocumentsGivesEmptyPredictions) {
   const fs::path out = dir_ / "lead.jsonl";
   const auto r = run_strata("baseline lead --data " + data.string() + " --out " + out.string(), dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(test_support::slurp(out), "{\"prediction\":\"\",\"reference\":\"s\",\"source\":\"\"}\n");
+  // The document's id (here its FILE:LINE, having none) keys the pair for `lm summarize --extracts`.
+  EXPECT_EQ(test_support::slurp(out), "{\"id\":\"" + data.string() +
+                                          ":1\",\"prediction\":\"\",\"reference\":\"s\",\"source\":\"\"}\n");
 }
 
 }  // namespace

@@ -109,10 +109,12 @@ TEST_F(DebianTasks, WritesEveryTaskSplitBySourceWithDuplicatesSkipped) {
   // tag-role: only packages with exactly one role tag.
   for (const nlohmann::json& e : all("tag-role")) EXPECT_NE(std::stoi(e["id"].get<std::string>().substr(3)) % 4, 0);
 
+  // The summarisation corpus is the description corpus of the same packages.
   const std::vector<nlohmann::json> summaries = lines_of(out_ / "summaries" / "train.jsonl");
   ASSERT_FALSE(summaries.empty());
-  EXPECT_TRUE(summaries[0].contains("document"));
+  EXPECT_TRUE(summaries[0].contains("paragraphs"));
   EXPECT_TRUE(summaries[0].contains("summary"));
+  EXPECT_TRUE(std::filesystem::exists(out_ / "summaries" / "stats.json"));
 }
 
 TEST_F(DebianTasks, PairsAndShufflesAreWhatTheirLabelsSay) {

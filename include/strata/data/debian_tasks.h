@@ -41,9 +41,9 @@ struct DebianSuiteOptions {
 // Writes OUT/tasks/TASK/{train,validation,test}.jsonl, one example a line:
 //   {"id", "task", "text", ["text_b",] "label"}  (label: a string, or a number for regression)
 // OUT/tasks.json (per task: kind "classification" or "regression", pair, metric, labels,
-// examples per split, dropped classes), OUT/summaries/{train,validation,test}.jsonl ({"id", "document",
-// "summary"}, the XSum shape) and OUT/stats.json; every file written then renamed. Returns
-// the stats.
+// examples per split, dropped classes), OUT/summaries/ (the description corpus of the same
+// packages, data/description_corpus.h, its documents of at least min_description_words) and
+// OUT/stats.json; every file written then renamed. Returns the stats.
 nlohmann::json build_debian_suite(const std::vector<DebianPackage>& packages, const DebianSuiteOptions& options);
 
 }  // namespace strata

@@ -5,9 +5,11 @@
 // leave an OpenMP region) is rethrown once the batch is done.
 #include <cstddef>
 #include <exception>
+#include <filesystem>
 #include <vector>
 
 #include "strata/core/progress.h"
+#include "strata/doc/dataset.h"
 #include "strata/doc/document.h"
 
 namespace strata {
@@ -30,6 +32,29 @@ std::vector<Made> make_in_parallel(const std::vector<Document>& documents, Progr
   }
   if (failure) std::rethrow_exception(failure);
   return made;
+}
+
+// Every document of a JSONL dataset (any shape DatasetReader knows) through `make` in parallel
+// batches of kDocumentBatch, each result handed to `take` in document order; returns the number
+// of documents read. Progress counts documents.
+template <class Made, class Make, class Take>
+std::size_t make_from_dataset(const std::filesystem::path& jsonl, Progress& progress, const Make& make,
+                              const Take& take) {
+  DatasetReader reader(jsonl);
+  std::vector<Document> batch;
+  std::size_t documents = 0;
+  const auto flush = [&] {
+    for (Made& made : make_in_parallel<Made>(batch, progress, make)) take(made);
+    batch.clear();
+  };
+  Document document;
+  while (reader.next(document)) {
+    ++documents;
+    batch.push_back(std::move(document));
+    if (batch.size() == kDocumentBatch) flush();
+  }
+  flush();
+  return documents;
 }
 
 }  // namespace strata

@@ -66,4 +66,52 @@ class CopyRateCorpus {
   std::vector<std::size_t> total_;
 };
 
+// Copy attribution (thesis ch. 2, Fig. 2.2 right): a summariser that reads an extract block
+// beside the rest of its input (the LM summariser reads [intro][extracted sentences]); where do
+// the n-grams it copies come from? Each output n-gram, counted with multiplicity as above, falls
+// in one of four classes: it occurs in the extract block only, in the rest of the input
+// ("context") only, in both, or in neither (novel). The two are separate texts: an n-gram
+// spanning the junction between them occurs in neither.
+struct CopyAttribution {
+  std::vector<std::size_t> extract_only;  // index n - 1 for order n
+  std::vector<std::size_t> context_only;
+  std::vector<std::size_t> both;
+  std::vector<std::size_t> novel;
+
+  int max_n() const { return static_cast<int>(novel.size()); }
+  // Output n-grams found in the extract block, the context or both.
+  std::size_t copied(int n) const;
+  // (extract_only + both) / copied: the share of the copied n-grams that the extract block
+  // holds; nullopt when nothing was copied at order n.
+  std::optional<double> from_extract_share(int n) const;
+  // extract_only / copied: the share found in the extract block and nowhere else.
+  std::optional<double> extract_only_share(int n) const;
+};
+
+CopyAttribution copy_attribution(const std::vector<std::string>& output_tokens,
+                                 const std::vector<std::string>& extract_tokens,
+                                 const std::vector<std::string>& context_tokens,
+                                 int max_n = kCopyRateDefaultMaxN);
+CopyAttribution copy_attribution(std::string_view output, std::string_view extract,
+                                 std::string_view context, int max_n = kCopyRateDefaultMaxN);
+
+// Corpus attribution: the examples' counts summed per order. Its shares are therefore pooled
+// ratios (all copied n-grams of the corpus together, long outputs weighing more), not means
+// of per-example shares, which an example copying nothing at some order would not have.
+class CopyAttributionCorpus {
+ public:
+  explicit CopyAttributionCorpus(int max_n = kCopyRateDefaultMaxN);
+
+  // strata::Error when `example` was counted with another max_n.
+  void add(const CopyAttribution& example);
+
+  int max_n() const { return pooled_.max_n(); }
+  std::size_t examples() const { return examples_; }
+  const CopyAttribution& pooled() const { return pooled_; }
+
+ private:
+  CopyAttribution pooled_;
+  std::size_t examples_ = 0;
+};
+
 }  // namespace strata

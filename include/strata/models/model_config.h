@@ -27,8 +27,8 @@ enum class EncoderHead {
 
 struct ModelConfig {
   // A name in the architecture registry: "seq2seq" (BART-like), "causal_lm" (GPT-2-like),
-  // "encoder" (BERT-like with a classification head), "bst_lm" (Block-State Transformer), or
-  // one registered later.
+  // "encoder" (BERT-like with a classification head), "bst_lm" (Block-State Transformer),
+  // "ca_mtl", "sent_clf" / "sent_ptr" (hierarchical BiLSTM extractors), or one registered later.
   std::string architecture = "seq2seq";
   std::int64_t vocab_size = 8000;
   std::int64_t d_model = 256;
@@ -122,6 +122,12 @@ struct ModelConfig {
   bool camtl_alignment = true;
   bool camtl_cln = true;
   bool camtl_bottleneck = true;
+  // Hierarchical extractors (thesis ch. 2), read by sent_clf and sent_ptr: d_model is the word
+  // embedding's size; a token-level BiLSTM of lstm_hidden units per direction reads each
+  // sentence, a sentence-level one of the same size reads the sentence vectors, each
+  // lstm_layers deep; dropout between them.
+  std::int64_t lstm_hidden = 256;
+  std::int64_t lstm_layers = 1;
 
   // The spec of `layer` among `count` from a list above (plain when the list is empty).
   static attn::LayerSpec spec_of(const std::vector<attn::LayerSpec>& specs, std::int64_t layer);

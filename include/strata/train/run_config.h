@@ -9,6 +9,7 @@
 #include "strata/core/config.h"
 #include "strata/data/denoising.h"
 #include "strata/data/seq2seq_examples.h"
+#include "strata/data/tlm_examples.h"
 #include "strata/decode/generation_options.h"
 #include "strata/train/lr_schedule.h"
 
@@ -50,6 +51,7 @@ struct TrainOptions {
 
 DataOptions data_options(const Config& config);
 DenoisingOptions denoising_options(const Config& config);  // the pretrain.* keys
+TlmFormat tlm_format(const Config& config);  // data.block_size and the tlm.* keys, checked
 TrainOptions train_options(const Config& config);
 decode::GenerationOptions generation_options(const Config& config);
 

@@ -57,4 +57,9 @@ class TrainTask {
 // Summed token cross-entropy of logits [.., V] against labels [..] (-100 = ignored).
 at::Tensor token_loss_sum(const at::Tensor& logits, const at::Tensor& labels, double label_smoothing);
 
+// The summarisers' evaluation metrics: rouge1, rouge2 and rougeL F (stemmed, 0..1) of each
+// prediction against its reference, averaged. strata::Error when the counts differ.
+std::map<std::string, double> mean_rouge_f(std::span<const std::string> references,
+                                           std::span<const std::string> predictions);
+
 }  // namespace strata::train

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Thesis ch. 2 (extract-then-abstract) in miniature on two corpora built from what Debian
+# ships: man pages (intro = SYNOPSIS + DESCRIPTION, summary = the NAME line, rest = the other
+# sections: the arXiv/PubMed analogue, documents longer than the context) and package
+# descriptions (long -> short, split by source package: the Newsroom/BigPatent analogue,
+# documents that fit). Per corpus: the unsupervised baselines and the Gold-Ext bound, Sent-CLF
+# and Sent-PTR, and the TLM without extracts, with gold extracts tested on Sent-PTR's (G,M) and
+# on gold (G,G, a bound), and trained and tested on Sent-PTR's (M,M); every system's test
+# pairs scored with ROUGE-1/2/3/L per example and their copy rates, then
+# docs/results/thesis-ch2.md. Resumable: a system with pairs.jsonl and its scores is not redone.
+#
+# Usage: bench/thesis-ch2.sh [BUILD_DIR] [OUT_DIR]
+#   CORPORA="descriptions man"   SEEDS="1 2 3"
+#   LISTS=DIR          apt lists (Packages, Translation-en) for the descriptions corpus
+#   TRAIN_DOCS=...     training documents kept per corpus (descriptions 20000, man 4000)
+#   TEST_DOCS=...      test documents scored (descriptions 500, man 300)
+#   EXTRACTOR_STEPS=600 TLM_STEPS=1500   EXTRA="k=v ..." overrides for every training run
+#   REPORT=docs/results/thesis-ch2.md
+set -euo pipefail
+build=${1:-build}
+out=${2:-runs/thesis-ch2}
+strata="$(realpath "$build")/strata"
+corpora=${CORPORA:-"descriptions man"}
+seeds=${SEEDS:-"1 2 3"}
+report=${REPORT:-docs/results/thesis-ch2.md}
+extractor_steps=${EXTRACTOR_STEPS:-600}
+tlm_steps=${TLM_STEPS:-1500}
+started=$(date +%s)
+export OMP_NUM_THREADS=2
+
+# The corpus's data, cut to its training and test sizes, and its tokenizer with the markers.
+prepare() {
+  local corpus=$1 dir="$out/$1" train_docs test_docs
+  mkdir -p "$dir"
+  if [[ ! -f "$dir/data/test.jsonl" ]]; then
+    echo "== $corpus: building the corpus"
+    if [[ $corpus == descriptions ]]; then
+      "$strata" data descriptions --out "$dir/data" ${LISTS:+--lists "$LISTS" --no-fetch} --quiet
+    else
+      "$strata" data manpages --out "$dir/data" --quiet
+    fi
+  fi
+  if [[ $corpus == descriptions ]]; then train_docs=${TRAIN_DOCS:-20000} test_docs=${TEST_DOCS:-500}
+  else train_docs=${TRAIN_DOCS:-4000} test_docs=${TEST_DOCS:-300}; fi
+  head -n "$train_docs" "$dir/data/train.jsonl" > "$dir/train.jsonl"
+  head -n 300 "$dir/data/validation.jsonl" > "$dir/valid.jsonl"
+  head -n "$test_docs" "$dir/data/test.jsonl" > "$dir/test.jsonl"
+  if [[ ! -f "$dir/tokenizer/strata-tokenizer.json" ]]; then
+    echo "== $corpus: tokenizer (sentencepiece unigram, 8000, with the TLM markers)"
+    "$strata" tokenizer train --input "$dir/train.jsonl" --jsonl-field all --out "$dir/tokenizer" --vocab-size 8000 \
+      --sample 300000 --special '[INTRO],[EXTRACT],[SUMMARY],[REST]' > "$dir/tokenizer.log" 2>&1
+  fi
+}
+
+# ROUGE-1/2/3/L per example and the copy rates of a system's pairs (with the extract block's
+# share when the pairs carry one).
+score() {
+  local pairs=$1 dir
+  dir=$(dirname "$pairs")
+  [[ -f "$dir/rouge.json" ]] || "$strata" eval rouge --pairs "$pairs" --stem --types rouge1,rouge2,rouge3,rougeL \
+    --per-example "$dir/rouge-per-example.jsonl" --json > "$dir/rouge.json"
+  local attribute=""
+  if grep -q '"extract":"[^"]' "$pairs"; then attribute="--attribute"; fi
+  [[ -f "$dir/copy.json" ]] || "$strata" eval copy --pairs "$pairs" $attribute --json > "$dir/copy.json"
+}
+
+# A baseline's pairs (seed-free).
+baseline() {
+  local corpus=$1 name=$2 dir="$out/$1/systems/$2"; shift 2
+  mkdir -p "$dir"
+  [[ -f "$dir/pairs.jsonl" ]] || "$strata" baseline "$@" --data "$out/$corpus/test.jsonl" --out "$dir/pairs.jsonl" > /dev/null
+  score "$dir/pairs.jsonl"
+}
+
+# A trained model: train once, keep the run.
+train() {
+  local run=$1 config=$2 steps=$3 corpus=$4; shift 4
+  [[ -f "$run/done" ]] && return 0
+  rm -rf "$run"
+  # shellcheck disable=SC2086
+  "$strata" train --config "$config" --out "$run" --quiet data.train="$out/$corpus/train.jsonl" \
+    data.valid="$out/$corpus/valid.jsonl" data.tokenizer="$out/$corpus/tokenizer" train.max_steps="$steps" "$@" \
+    ${EXTRA:-} > "$run.log" 2>&1 || { echo "FAILED: training $run (see $run.log)"; exit 1; }
+  touch "$run/done"
+}
+
+# An extractor's pairs on a split.
+extract() {
+  local run=$1 data=$2 pairs=$3
+  mkdir -p "$(dirname "$pairs")"
+  [[ -f "$pairs" ]] || "$strata" extract --quiet --model "$run" --data "$data" --out "$pairs" > "$pairs.log" 2>&1 ||
+    { echo "FAILED: extracting with $run (see $pairs.log)"; exit 1; }
+}
+
+# A TLM's summaries of the test split from one extract source.
+summarize() {
+  local run=$1 extracts=$2 corpus=$3 seed=$4 dir=$5
+  mkdir -p "$dir"
+  [[ -f "$dir/pairs.jsonl" ]] || "$strata" lm summarize --quiet --model "$run" --data "$out/$corpus/test.jsonl" \
+    --extracts "$extracts" --seed "$seed" --out "$dir/pairs.jsonl" > "$dir/summarize.log" 2>&1 ||
+    { echo "FAILED: summarising with $run (see $dir/summarize.log)"; exit 1; }
+  score "$dir/pairs.jsonl"
+}
+
+for corpus in $corpora; do
+  prepare "$corpus"
+  c="$out/$corpus"
+  section=""
+  [[ $corpus == man ]] && section="--section DESCRIPTION"
+  echo "== $corpus: baselines"
+  # shellcheck disable=SC2086
+  baseline "$corpus" lead lead --sentences 1 $section
+  for method in lexrank textrank sumbasic; do
+    # shellcheck disable=SC2086
+    baseline "$corpus" "$method" "$method" --sentences 1 $section
+  done
+  baseline "$corpus" gold-ext evidence
+  # The human summaries' own copy rate, from any baseline's pairs.
+  [[ -f "$c/systems/lead/copy-reference.json" ]] || "$strata" eval copy --pairs "$c/systems/lead/pairs.jsonl" \
+    --field reference --json > "$c/systems/lead/copy-reference.json"
+  for seed in $seeds; do
+    t0=$(date +%s)
+    for extractor in sent_clf sent_ptr; do
+      train "$c/runs/$extractor-s$seed" configs/thesis-ch2-extractor.toml "$extractor_steps" "$corpus" \
+        model.architecture="$extractor" train.seed="$seed"
+      extract "$c/runs/$extractor-s$seed" "$c/test.jsonl" "$c/systems/$extractor-s$seed/pairs.jsonl"
+      score "$c/systems/$extractor-s$seed/pairs.jsonl"
+    done
+    ptr_test="$c/systems/sent_ptr-s$seed/pairs.jsonl"
+    extract "$c/runs/sent_ptr-s$seed" "$c/train.jsonl" "$c/runs/sent_ptr-s$seed-train-extracts.jsonl"
+    train "$c/runs/tlm-s$seed" configs/thesis-ch2-tlm.toml "$tlm_steps" "$corpus" tlm.extracts=none train.seed="$seed"
+    summarize "$c/runs/tlm-s$seed" none "$corpus" "$seed" "$c/systems/tlm-s$seed"
+    train "$c/runs/tlm-e-s$seed" configs/thesis-ch2-tlm.toml "$tlm_steps" "$corpus" tlm.extracts=gold train.seed="$seed"
+    summarize "$c/runs/tlm-e-s$seed" "$ptr_test" "$corpus" "$seed" "$c/systems/tlm-e-gm-s$seed"
+    summarize "$c/runs/tlm-e-s$seed" gold "$corpus" "$seed" "$c/systems/tlm-e-gg-s$seed"
+    train "$c/runs/tlm-mm-s$seed" configs/thesis-ch2-tlm.toml "$tlm_steps" "$corpus" \
+      tlm.extracts="$c/runs/sent_ptr-s$seed-train-extracts.jsonl" train.seed="$seed"
+    summarize "$c/runs/tlm-mm-s$seed" "$ptr_test" "$corpus" "$seed" "$c/systems/tlm-e-mm-s$seed"
+    echo "done: $corpus seed $seed ($(( $(date +%s) - t0 )) s)"
+  done
+done
+
+python3 bench/thesis_ch2_report.py --out-dir "$out" --corpora "$corpora" --seeds "$seeds" \
+  --minutes "$(( ($(date +%s) - started) / 60 ))" --report "$report"
+echo "== wrote $report"
