@@ -76,6 +76,23 @@ def paired_bootstrap(a, b, resamples=RESAMPLES, seed=7):
     return observed, min(1.0, 2 * (flips + 1) / (resamples + 1))
 
 
+def output_words(corpus_dir, name, seeds):
+    """Mean words of the system's outputs (first run): F-measures favour outputs as long as the
+    reference, so an extractor that picks two sentences pays for it."""
+    d = os.path.join(corpus_dir, "systems", name)
+    if not os.path.exists(d):
+        d = os.path.join(corpus_dir, "systems", f"{name}-s{seeds[0]}")
+    rows = read_jsonl(os.path.join(d, "pairs.jsonl"))
+    return statistics.mean(len(r["prediction"].split()) for r in rows) if rows else float("nan")
+
+
+def valid_losses(corpus_dir, run):
+    path = os.path.join(corpus_dir, "runs", run, "metrics.jsonl")
+    if not os.path.exists(path):
+        return []
+    return [(r["step"], r["loss"]) for r in read_jsonl(path) if r.get("split") == "valid" and "loss" in r]
+
+
 def copy_curve(system_dir):
     path = os.path.join(system_dir, "copy.json")
     if not os.path.exists(path):
@@ -84,30 +101,57 @@ def copy_curve(system_dir):
         return json.load(f)["orders"]
 
 
+def table_2_1(stats):
+    """Table 2.1's row for the corpus (documents, compression ratio, mean summary and document
+    words), from the corpus's stats.json where it has them."""
+    every = stats.get("all", {})
+    if "compression_ratio" in every:
+        docs, ratio = every["documents"], every["compression_ratio"]
+        summary, document = every["summary_words_mean"], every["document_words_mean"]
+    elif "input_words" in every and "target_words" in every:
+        docs = every.get("documents", 0)
+        summary, document = every["target_words"]["mean"], every["input_words"]["mean"]
+        ratio = document / summary if summary else float("nan")
+    else:
+        return []
+    return ["| corpus (all splits) | documents | ratio | summary words | document words |", "|---|---|---|---|---|",
+            f"| here | {docs:,} | {ratio:.1f} | {summary:.1f} | {document:.1f} |",
+            "| thesis, arXiv / bigPatent | 215,913 / 1.34M | 39.8 / 36.4 | 292.8 / 116.5 | 6,913.8 / 3,572.8 |", ""]
+
+
 def corpus_section(out_dir, corpus, seeds):
     c = os.path.join(out_dir, corpus)
     lines = [f"## {CORPUS_NAMES.get(corpus, corpus)}", ""]
     stats_path = os.path.join(c, "data", "stats.json")
     if os.path.exists(stats_path):
         with open(stats_path) as f:
-            lines += [f"Corpus statistics (`stats.json`): `{json.dumps(json.load(f))[:600]}`", ""]
+            lines += table_2_1(json.load(f))
     test = os.path.join(c, "test.jsonl")
     n_test = sum(1 for _ in open(test)) if os.path.exists(test) else 0
     lines += [f"Test documents scored: {n_test}; seeds {', '.join(seeds)}. ROUGE F ×100, stemmed; mean ± std over "
               "seeds (baselines have none). Thesis column: the closest table of the paper, at its scale.", "",
-              "| system | seeds | ROUGE-1 | ROUGE-2 | ROUGE-3 | ROUGE-L | thesis R1/R2/R3/RL |",
-              "|---|---|---|---|---|---|---|"]
+              "| system | seeds | words | ROUGE-1 | ROUGE-2 | ROUGE-3 | ROUGE-L | thesis R1/R2/R3/RL |",
+              "|---|---|---|---|---|---|---|---|"]
     runs = {}
     for name, label in BASELINES + SEEDED + BOUNDS:
         runs[name] = system_runs(c, name, seeds)
         if not runs[name]:
-            lines.append(f"| {label} | 0 | not run | | | | {THESIS.get(corpus, {}).get(name, '')} |")
+            lines.append(f"| {label} | 0 | | not run | | | | {THESIS.get(corpus, {}).get(name, '')} |")
             continue
-        cells = [fmt(seed_stats(runs[name], t)) for t in TYPES]
-        lines.append(f"| {label} | {len(runs[name])} | " + " | ".join(cells) +
+        cells = [fmt(seed_stats(runs[name], t)) if len(runs[name]) > 1 else f"{seed_stats(runs[name], t)[0]:.2f}"
+                 for t in TYPES]
+        lines.append(f"| {label} | {len(runs[name])} | {output_words(c, name, seeds):.1f} | " + " | ".join(cells) +
                      f" | {THESIS.get(corpus, {}).get(name, '')} |")
     lines.append("")
 
+    if runs.get("tlm") and runs.get("lead"):
+        tlm, lead = seed_stats(runs["tlm"], "rouge1")[0], seed_stats(runs["lead"], "rouge1")[0]
+        curve = ", ".join(f"{loss:.2f} at {step}" for step, loss in valid_losses(c, f"tlm-s{seeds[0]}"))
+        if tlm < lead:
+            lines += [f"**The TLMs lose to Lead-1** (ROUGE-1 {tlm:.2f} against {lead:.2f}): at this budget the "
+                      "language models have not learned to summarise, and the findings about them below compare "
+                      f"undertrained models. The TLM's validation loss (nats per token over whole windows): {curve}.",
+                      ""]
     findings = [("tlm-e-gm", "tlm", "TLM+E (G,M) beats TLM without extracts"),
                 ("tlm-e-gm", "tlm-e-mm", "(G,M) beats (M,M)"),
                 ("tlm-e-gg", "tlm-e-gm", "(G,G) beats (G,M) (the bound sits above)"),
@@ -130,8 +174,8 @@ def corpus_section(out_dir, corpus, seeds):
     lines.append("")
 
     lines += ["Copy rate (Fig. 2.2): the share of a summary's n-grams found in its source (the document; for "
-              "the extractors, the sentences they read), pooled over documents, first seed's run. The reference "
-              "row is the human summaries.", "",
+              "the extractors, the sentences they read), averaged over the documents with n words or more, first "
+              "seed's run; '-' where no summary is that long. The reference row is the human summaries.", "",
               "| system | n=1 | 2 | 3 | 5 | 10 | 20 | 25 |", "|---|---|---|---|---|---|---|---|"]
     curve_rows = [("reference", "Reference (human)", os.path.join(c, "systems", "lead"), "reference")]
     for name, label in BASELINES[:1] + SEEDED + BOUNDS[:1]:
@@ -170,6 +214,8 @@ def main():
     ap.add_argument("--corpora", required=True)
     ap.add_argument("--seeds", required=True)
     ap.add_argument("--minutes", type=int, default=0)
+    ap.add_argument("--tlm-steps", type=int, default=1500)
+    ap.add_argument("--extractor-steps", type=int, default=600)
     ap.add_argument("--report", required=True)
     args = ap.parse_args()
     seeds = args.seeds.split()
@@ -181,9 +227,10 @@ def main():
              "| data | arXiv 216k / PubMed 133k papers, Newsroom 1.2M, bigPatent 1.3M | the corpora below, cut to "
              "thousands of training documents |",
              "| TLM | GPT-2-like, 20 layers, d 768, 220M parameters, 1024-token windows, 200k steps of 256 windows | "
-             "3 layers, d 192, 256-token windows, 1500 steps of 16 windows (`configs/thesis-ch2-tlm.toml`) |",
-             "| extractors | 300-d embeddings, BiLSTMs 512, 300 sentences x 35 tokens | 128-d, BiLSTMs 128, 60 "
-             "sentences x 35 tokens (`configs/thesis-ch2-extractor.toml`) |",
+             f"3 layers, d 192, 256-token windows, {args.tlm_steps} steps of 16 windows (`configs/thesis-ch2-tlm.toml`) |",
+             "| extractors | 300-d embeddings, BiLSTMs 512, 300 sentences x 35 tokens, evaluated every 200 updates "
+             f"with patience 50 | 128-d, BiLSTMs 128, 60 sentences x 35 tokens, {args.extractor_steps} steps of about 16 "
+             "documents, the best validation loss kept (`configs/thesis-ch2-extractor.toml`) |",
              "| decoding | top-k 30, temperature 0.7, averaged over samples | the same, one sample per seed |", ""]
     for corpus in args.corpora.split():
         lines += corpus_section(args.out_dir, corpus, seeds)

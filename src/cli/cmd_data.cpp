@@ -177,8 +177,8 @@ void register_debian(CLI::App* data) {
       "the held-out transfer task, marked \"transfer\" in tasks.json and left out of multi-task training unless "
       "named). Classes with fewer than --min-class-examples training examples are dropped.\n"
       "Output: OUT/tasks/TASK/{train,validation,test}.jsonl ({\"id\", \"task\", \"text\", [\"text_b\",] \"label\"}), "
-      "OUT/tasks.json (each task's kind, labels and sizes), OUT/summaries/*.jsonl ({\"id\", \"document\", "
-      "\"summary\"}: long -> short description), OUT/stats.json; each file written then renamed.");
+      "OUT/tasks.json (each task's kind, labels and sizes), OUT/summaries/ (the long -> short description corpus "
+      "that `strata data descriptions` writes, of the same packages), OUT/stats.json; each file written then renamed.");
   debian->add_option("--out", flags->suite.out_dir, "output directory")->required();
   add_debian_index_options(debian, flags->index);
   debian->add_option("--seed", flags->suite.seed, "negatives, pairs and shuffles")->capture_default_str();

@@ -126,8 +126,8 @@ ExtractorLoss SentPtrImpl::loss(const SentenceBatch& batch, std::span<const std:
   return {-picked.masked_select(valid).sum(), valid.sum().item<std::int64_t>()};
 }
 
-SentPtrImpl::Decoding SentPtrImpl::begin(const SentenceBatch& batch, std::int64_t row) {
-  const HierarchicalEncoding encoding = encoder(batch);
+SentPtrImpl::Decoding SentPtrImpl::begin(const HierarchicalEncoding& encoding, const SentenceBatch& batch,
+                                          std::int64_t row) {
   const auto count = batch.sentence_counts[row].item<std::int64_t>();
   const std::int64_t width = encoder->output_size();
   Decoding d;
@@ -178,8 +178,9 @@ std::vector<std::vector<std::size_t>> SentPtrImpl::extract(const SentenceBatch& 
   if (options.beam_size == 0 || options.max_steps == 0)
     throw Error("Sent-PTR decoding: beam_size and max_steps must be positive");
   std::vector<std::vector<std::size_t>> chosen;
+  const HierarchicalEncoding encoding = encoder(batch);
   for (std::int64_t row = 0; row < batch.tokens.size(0); ++row) {
-    const Decoding d = begin(batch, row);
+    const Decoding d = begin(encoding, batch, row);
     const std::size_t stop_column = d.count;
     std::vector<Hypothesis> alive{{{}, 0.0, d.state}};
     std::vector<Hypothesis> finished;
@@ -229,7 +230,7 @@ std::vector<std::vector<std::size_t>> SentPtrImpl::extract(const SentenceBatch& 
 double SentPtrImpl::sequence_log_prob(const SentenceBatch& batch, const std::vector<std::size_t>& picks,
                                       std::size_t max_steps) {
   torch::NoGradGuard no_grad;
-  const Decoding d = begin(batch, 0);
+  const Decoding d = begin(encoder(batch), batch, 0);
   std::vector<Hypothesis> hyp{{{}, 0.0, d.state}};
   double total = 0;
   for (std::size_t step = 0; step <= picks.size(); ++step) {

@@ -77,7 +77,8 @@ class SentPtrImpl : public torch::nn::Module, public SentenceExtractor {
 
  private:
   struct Decoding;
-  Decoding begin(const SentenceBatch& batch, std::int64_t row);
+  // Row `row` of an encoded batch, ready to decode.
+  Decoding begin(const HierarchicalEncoding& encoding, const SentenceBatch& batch, std::int64_t row);
 };
 TORCH_MODULE(SentPtr);
 
