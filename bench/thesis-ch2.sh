@@ -14,7 +14,7 @@
 #   LISTS=DIR          apt lists (Packages, Translation-en) for the descriptions corpus
 #   TRAIN_DOCS=...     training documents kept per corpus (descriptions 20000, man 4000)
 #   TEST_DOCS=...      test documents scored (descriptions 500, man 300)
-#   EXTRACTOR_STEPS=600 TLM_STEPS=1500   EXTRA="k=v ..." overrides for every training run
+#   EXTRACTOR_STEPS=500 TLM_STEPS=1000   EXTRA="k=v ..." overrides for every training run
 #   REPORT=docs/results/thesis-ch2.md
 set -euo pipefail
 build=${1:-build}
@@ -23,8 +23,8 @@ strata="$(realpath "$build")/strata"
 corpora=${CORPORA:-"descriptions man"}
 seeds=${SEEDS:-"1 2 3"}
 report=${REPORT:-docs/results/thesis-ch2.md}
-extractor_steps=${EXTRACTOR_STEPS:-600}
-tlm_steps=${TLM_STEPS:-1500}
+extractor_steps=${EXTRACTOR_STEPS:-500}
+tlm_steps=${TLM_STEPS:-1000}
 started=$(date +%s)
 export OMP_NUM_THREADS=2
 
