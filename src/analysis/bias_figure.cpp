@@ -16,10 +16,10 @@ namespace strata::analysis {
 
 namespace {
 
-constexpr Rgb kWhite{255, 255, 255};
+constexpr Rgb kBiasWhite{255, 255, 255};
 constexpr Rgb kBlue{33, 102, 172};    // #2166ac: positive
 constexpr Rgb kOrange{224, 130, 20};  // #e08214: negative
-constexpr int kShades = 63;           // per sign, besides white
+constexpr int kBiasShades = 63;       // per sign, besides white
 
 // |value| / max_abs in [0, 1]; 0 when every value is 0.
 double intensity(float value, double max_abs) {
@@ -29,7 +29,7 @@ double intensity(float value, double max_abs) {
 Rgb blend(const Rgb& to, double t) {
   Rgb out;
   for (int c = 0; c < 3; ++c)
-    out[c] = static_cast<std::uint8_t>(std::lround(kWhite[c] + (to[c] - kWhite[c]) * t));
+    out[c] = static_cast<std::uint8_t>(std::lround(kBiasWhite[c] + (to[c] - kBiasWhite[c]) * t));
   return out;
 }
 
@@ -37,7 +37,7 @@ Rgb colour_of(float value, double max_abs) {
   return blend(value < 0 ? kOrange : kBlue, intensity(value, max_abs));
 }
 
-std::string hex(const Rgb& c) { return fmt::format("#{:02x}{:02x}{:02x}", c[0], c[1], c[2]); }
+std::string bias_hex(const Rgb& c) { return fmt::format("#{:02x}{:02x}{:02x}", c[0], c[1], c[2]); }
 
 double max_abs_of(const BiasMatrix& m) {
   double max_abs = 0;
@@ -109,7 +109,7 @@ std::string bias_svg(const BiasMatrix& m, const std::string& title) {
       out += fmt::format(
           "<g><title>{}</title><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" "
           "stroke=\"#d0d0d0\"/><text x=\"{}\" y=\"{}\" fill=\"{}\">{}</text></g>\n",
-          xml_escape(tip), left, top, kCell, kCell, hex(colour_of(v, max_abs)), left + kCell / 2,
+          xml_escape(tip), left, top, kCell, kCell, bias_hex(colour_of(v, max_abs)), left + kCell / 2,
           top + kCell / 2 + 4, light_text ? "#ffffff" : "#1a1a1a", hundredfold(v));
     }
   out += "</g>\n";
@@ -120,7 +120,7 @@ std::string bias_svg(const BiasMatrix& m, const std::string& title) {
       "<stop offset=\"0\" stop-color=\"{}\"/><stop offset=\"0.5\" stop-color=\"#ffffff\"/>"
       "<stop offset=\"1\" stop-color=\"{}\"/></linearGradient></defs>\n"
       "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" fill=\"url(#scale)\" stroke=\"#d0d0d0\"/>\n",
-      hex(kOrange), hex(kBlue), bar_left, bar_y, bar_width);
+      bias_hex(kOrange), bias_hex(kBlue), bar_left, bar_y, bar_width);
   const float top_value = static_cast<float>(max_abs);
   out += fmt::format("<g font-size=\"11\" fill=\"#1a1a1a\" text-anchor=\"middle\">"
                      "<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\">0</text>"
@@ -137,10 +137,10 @@ std::string bias_svg(const BiasMatrix& m, const std::string& title) {
 std::string bias_png(const BiasMatrix& m) {
   constexpr std::int64_t kCell = 32;
   // Palette: 0 white, 1…63 blue by intensity, 64…126 orange, 127 the grid.
-  std::vector<Rgb> palette{kWhite};
-  for (int k = 1; k <= kShades; ++k) palette.push_back(blend(kBlue, static_cast<double>(k) / kShades));
-  for (int k = 1; k <= kShades; ++k) palette.push_back(blend(kOrange, static_cast<double>(k) / kShades));
-  constexpr std::uint8_t kGrid = 2 * kShades + 1;
+  std::vector<Rgb> palette{kBiasWhite};
+  for (int k = 1; k <= kBiasShades; ++k) palette.push_back(blend(kBlue, static_cast<double>(k) / kBiasShades));
+  for (int k = 1; k <= kBiasShades; ++k) palette.push_back(blend(kOrange, static_cast<double>(k) / kBiasShades));
+  constexpr std::uint8_t kGrid = 2 * kBiasShades + 1;
   palette.push_back({208, 208, 208});
 
   const std::int64_t s = m.size(), side = s * kCell + 1;
@@ -149,8 +149,8 @@ std::string bias_png(const BiasMatrix& m) {
   for (std::int64_t x = 0; x < s; ++x)
     for (std::int64_t y = 0; y < s; ++y) {
       const float v = m.at(x, y);
-      const auto level = static_cast<int>(std::lround(intensity(v, max_abs) * kShades));
-      const auto index = static_cast<std::uint8_t>(level == 0 ? 0 : v < 0 ? kShades + level : level);
+      const auto level = static_cast<int>(std::lround(intensity(v, max_abs) * kBiasShades));
+      const auto index = static_cast<std::uint8_t>(level == 0 ? 0 : v < 0 ? kBiasShades + level : level);
       for (std::int64_t r = x * kCell + 1; r < (x + 1) * kCell; ++r)
         std::fill_n(pixels.begin() + r * side + y * kCell + 1, kCell - 1, index);
     }

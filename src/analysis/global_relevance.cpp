@@ -20,7 +20,7 @@ namespace strata::analysis {
 
 namespace {
 
-std::string shape_of(const at::Tensor& t) {
+std::string relevance_shape_of(const at::Tensor& t) {
   std::string out = "[";
   for (std::int64_t d = 0; d < t.dim(); ++d) out += std::string(d ? ", " : "") + std::to_string(t.size(d));
   return out + "]";
@@ -28,18 +28,18 @@ std::string shape_of(const at::Tensor& t) {
 
 // While alive: the model in eval mode and the layers recording their weights; both undone on
 // every way out.
-class RecordingScope {
+class RelevanceRecordingScope {
  public:
-  RecordingScope(torch::nn::Module& model, const std::vector<NamedAttention>& layers)
+  RelevanceRecordingScope(torch::nn::Module& model, const std::vector<NamedAttention>& layers)
       : model_(model), layers_(layers), was_training_(model.is_training()) {
     model_.eval();
   }
-  ~RecordingScope() {
+  ~RelevanceRecordingScope() {
     for (const NamedAttention& layer : layers_) layer.module->record_weights(false);
     model_.train(was_training_);
   }
-  RecordingScope(const RecordingScope&) = delete;
-  RecordingScope& operator=(const RecordingScope&) = delete;
+  RelevanceRecordingScope(const RelevanceRecordingScope&) = delete;
+  RelevanceRecordingScope& operator=(const RelevanceRecordingScope&) = delete;
 
   // Fresh recordings for the next batch, so a layer the batch does not run is noticed.
   void restart() {
@@ -66,16 +66,17 @@ at::Tensor classes_of(const at::Tensor& ids, const at::Tensor& table) {
 
 at::Tensor global_relevance_sums(const at::Tensor& weights, const at::Tensor& predicate, const at::Tensor& lengths) {
   if (weights.dim() != 4 || weights.size(2) != weights.size(3))
-    throw Error(std::string("global relevance: attention weights must be [B, H, L, L], got ") + shape_of(weights));
+    throw Error(std::string("global relevance: attention weights must be [B, H, L, L], got ") +
+                relevance_shape_of(weights));
   const std::int64_t batch = weights.size(0), length = weights.size(2);
   if (predicate.dim() != 3 || predicate.size(0) != batch || predicate.size(1) != length ||
       predicate.size(2) != length)
-    throw Error(std::string("global relevance: the pattern predicate is ") + shape_of(predicate) + ", the weights " +
-                shape_of(weights) + " need [" + std::to_string(batch) + ", " + std::to_string(length) + ", " +
-                std::to_string(length) + "]");
+    throw Error(std::string("global relevance: the pattern predicate is ") + relevance_shape_of(predicate) +
+                ", the weights " + relevance_shape_of(weights) + " need [" + std::to_string(batch) + ", " +
+                std::to_string(length) + ", " + std::to_string(length) + "]");
   if (lengths.dim() != 1 || lengths.size(0) != batch)
     throw Error(std::string("global relevance: lengths must be [") + std::to_string(batch) + "], got " +
-                shape_of(lengths));
+                relevance_shape_of(lengths));
   const at::Tensor real_lengths = lengths.to(weights.device(), torch::kLong);
   const at::Tensor real =
       torch::arange(length, real_lengths.options()).unsqueeze(0) < real_lengths.unsqueeze(1);  // [B, L]
@@ -165,7 +166,7 @@ GlobalRelevance global_relevance(torch::nn::Module& model, AnalysisBatchSource& 
   for (auto& row : totals)
     for (const NamedAttention& layer : layers) row.push_back(torch::zeros({layer.module->heads()}, torch::kDouble));
 
-  RecordingScope recording(model, layers);
+  RelevanceRecordingScope recording(model, layers);
   torch::NoGradGuard no_grad;
   for (const std::vector<std::size_t>& rows : batches) {
     recording.restart();

@@ -15,11 +15,11 @@ namespace strata::analysis {
 
 namespace {
 
-constexpr Rgb kWhite{255, 255, 255};
-constexpr Rgb kDark{8, 48, 107};      // #08306b: the largest value
-constexpr Rgb kOutline{230, 85, 13};  // #e6550d: outlined cells
+constexpr Rgb kHeatmapWhite{255, 255, 255};
+constexpr Rgb kHeatmapDark{8, 48, 107};  // #08306b: the largest value
+constexpr Rgb kOutline{230, 85, 13};     // #e6550d: outlined cells
 constexpr Rgb kGrid{208, 208, 208};
-constexpr int kShades = 63;  // besides white
+constexpr int kHeatmapShades = 63;  // besides white
 
 struct Scale {
   double lo = 0, hi = 0;
@@ -43,7 +43,8 @@ Scale scale_of(const Heatmap& h) {
 
 Rgb shade(double t) {
   Rgb out;
-  for (int c = 0; c < 3; ++c) out[c] = static_cast<std::uint8_t>(std::lround(kWhite[c] + (kDark[c] - kWhite[c]) * t));
+  for (int c = 0; c < 3; ++c)
+    out[c] = static_cast<std::uint8_t>(std::lround(kHeatmapWhite[c] + (kHeatmapDark[c] - kHeatmapWhite[c]) * t));
   return out;
 }
 
@@ -115,7 +116,7 @@ std::string heatmap_svg(const Heatmap& h) {
       "<defs><linearGradient id=\"scale\" x1=\"0\" x2=\"1\" y1=\"0\" y2=\"0\">"
       "<stop offset=\"0\" stop-color=\"#ffffff\"/><stop offset=\"1\" stop-color=\"{}\"/></linearGradient></defs>\n"
       "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" fill=\"url(#scale)\" stroke=\"#d0d0d0\"/>\n",
-      hex(kDark), left, bar_y, bar_w);
+      hex(kHeatmapDark), left, bar_y, bar_w);
   out += fmt::format("<g font-size=\"11\" fill=\"#1a1a1a\" text-anchor=\"middle\">"
                      "<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\">{}</text></g>\n",
                      left, bar_y + 24, value_text(scale.lo), left + bar_w, bar_y + 24, value_text(scale.hi));
@@ -129,8 +130,9 @@ std::string heatmap_png(const Heatmap& h) {
   constexpr std::int64_t kCellW = 32, kCellH = 20;
   // Palette: 0…63 white to dark by value, then the grid, the outline, and empty cells.
   std::vector<Rgb> palette;
-  for (int k = 0; k <= kShades; ++k) palette.push_back(shade(static_cast<double>(k) / kShades));
-  constexpr std::uint8_t kGridIndex = kShades + 1, kOutlineIndex = kShades + 2, kEmptyIndex = kShades + 3;
+  for (int k = 0; k <= kHeatmapShades; ++k) palette.push_back(shade(static_cast<double>(k) / kHeatmapShades));
+  constexpr std::uint8_t kGridIndex = kHeatmapShades + 1, kOutlineIndex = kHeatmapShades + 2,
+                         kEmptyIndex = kHeatmapShades + 3;
   palette.push_back(kGrid);
   palette.push_back(kOutline);
   palette.push_back({240, 240, 240});
@@ -147,7 +149,8 @@ std::string heatmap_png(const Heatmap& h) {
   for (std::int64_t r = 0; r < static_cast<std::int64_t>(h.values.size()); ++r)
     for (std::int64_t c = 0; c < heads; ++c) {
       const bool present = c < static_cast<std::int64_t>(h.values[r].size());
-      fill(r, c, present ? static_cast<std::uint8_t>(std::lround(scale.at(h.values[r][c]) * kShades)) : kEmptyIndex);
+      fill(r, c,
+           present ? static_cast<std::uint8_t>(std::lround(scale.at(h.values[r][c]) * kHeatmapShades)) : kEmptyIndex);
     }
   for (const auto& [r, c] : h.outlined) {
     if (r >= h.values.size() || c >= h.values[r].size()) continue;

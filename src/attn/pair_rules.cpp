@@ -67,7 +67,7 @@ const at::Tensor* layout_field(const TokenLayout* layout, LayoutField f) {
   return nullptr;
 }
 
-std::string shape(const at::Tensor& t) {
+std::string shape_text(const at::Tensor& t) {
   std::string s = "[";
   for (std::int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
   return s + "]";
@@ -84,7 +84,7 @@ std::string batch_shape(std::int64_t batch, std::int64_t length) {
 State::Ids ids_of(const at::Tensor& t, std::int64_t batch, std::int64_t length,
                   const std::string& name) {
   if (t.dim() != 2 || (t.size(0) != batch && t.size(0) != 1) || t.size(1) != length)
-    throw Error(name + " has shape " + shape(t) + ", expected " + batch_shape(batch, length));
+    throw Error(name + " has shape " + shape_text(t) + ", expected " + batch_shape(batch, length));
   State::Ids ids;
   ids.hold = t.to(torch::kCPU, torch::kInt32).contiguous();
   ids.data = ids.hold.data_ptr<std::int32_t>();
@@ -133,7 +133,7 @@ class Resolver {
           if (!t.defined() || t.dim() != 1 || t.size(0) != s_.prefix)
             throw Error("attention spec needs call.prefix_segment [P] = [" +
                         std::to_string(s_.prefix) + "] (" + why + ")" +
-                        (t.defined() ? ", got " + shape(t) : std::string()));
+                        (t.defined() ? ", got " + shape_text(t) : std::string()));
           s_.prefix_segment.hold = t.to(torch::kCPU, torch::kInt32).contiguous();
           s_.prefix_segment.data = s_.prefix_segment.hold.data_ptr<std::int32_t>();
         }
@@ -173,7 +173,7 @@ class Resolver {
     const at::Tensor path = tree_relation(layout->path_len, "path_len", why);
     const at::Tensor level = tree_relation(layout->lvl_diff, "lvl_diff", why);
     if (path.sizes() != level.sizes())
-      throw Error("query_layout.path_len " + shape(path) + " and lvl_diff " + shape(level) +
+      throw Error("query_layout.path_len " + shape_text(path) + " and lvl_diff " + shape_text(level) +
                   " differ in shape");
     s_.sections = path.size(1);
     if (std::min(qmin, kmin) < 0 || std::max(qmax, kmax) >= s_.sections)
@@ -186,7 +186,7 @@ class Resolver {
       if (!d.defined() || d.dim() != 2 || d.size(0) != path.size(0) || d.size(1) != s_.sections)
         throw Error("attention spec needs query_layout.section_depth [" +
                     std::to_string(path.size(0)) + ", " + std::to_string(s_.sections) + "] (" +
-                    why + ")" + (d.defined() ? ", got " + shape(d) : std::string()));
+                    why + ")" + (d.defined() ? ", got " + shape_text(d) : std::string()));
       depth = d;
     }
     s_.hibrids_stride = path.size(0) == 1 ? 0 : s_.sections * s_.sections;
@@ -198,7 +198,7 @@ class Resolver {
   at::Tensor tree_relation(const at::Tensor& t, const std::string& name, const std::string& why) {
     if (!t.defined()) throw Error("attention spec needs query_layout." + name + " (" + why + ")");
     if (t.dim() != 3 || (t.size(0) != s_.batch && t.size(0) != 1) || t.size(1) != t.size(2))
-      throw Error("query_layout." + name + " has shape " + shape(t) + ", expected [" +
+      throw Error("query_layout." + name + " has shape " + shape_text(t) + ", expected [" +
                   std::to_string(s_.batch) + " or 1, S, S]");
     return t.to(torch::kCPU, torch::kInt32).contiguous();
   }
@@ -340,7 +340,7 @@ PairRules::PairRules(const AttentionCall& call) {
   if (call.key_padding.defined()) {
     const at::Tensor& t = call.key_padding;
     if (t.dim() != 2 || (t.size(0) != s.batch && t.size(0) != 1) || t.size(1) != s.lk)
-      throw Error("attention call: key_padding has shape " + shape(t) + ", expected " +
+      throw Error("attention call: key_padding has shape " + shape_text(t) + ", expected " +
                   batch_shape(s.batch, s.lk));
     s.padding_hold = t.to(torch::kCPU, torch::kUInt8).contiguous();
     s.padding = s.padding_hold.data_ptr<std::uint8_t>();
@@ -373,7 +373,7 @@ PairRules::PairRules(const AttentionCall& call) {
       throw Error("attention spec needs call.bias_table [H, relation_count] = [" +
                   std::to_string(s.heads) + ", " + std::to_string(count) + "] (bias " +
                   std::string(relation_name(s.spec.bias.kind)) + ")" +
-                  (t.defined() ? ", got " + shape(t) : std::string()));
+                  (t.defined() ? ", got " + shape_text(t) : std::string()));
   }
   if (s.spec.dense_bias != call.dense_bias.defined())
     throw Error(s.spec.dense_bias
@@ -385,7 +385,7 @@ PairRules::PairRules(const AttentionCall& call) {
     if (t.dim() != 4 || (t.size(0) != s.batch && t.size(0) != 1) ||
         (t.size(1) != s.heads && t.size(1) != 1) || t.size(2) != s.lq ||
         t.size(3) != s.prefix + s.lk)
-      throw Error("attention call: dense_bias has shape " + shape(t) + ", expected [" +
+      throw Error("attention call: dense_bias has shape " + shape_text(t) + ", expected [" +
                   std::to_string(s.batch) + " or 1, " + std::to_string(s.heads) + " or 1, " +
                   std::to_string(s.lq) + ", " + std::to_string(s.prefix + s.lk) + "]");
   }

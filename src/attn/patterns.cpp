@@ -21,7 +21,7 @@ constexpr BuiltinPattern kBuiltins[] = {
     BuiltinPattern::Punctuation,
 };
 
-std::string joined(const std::vector<std::string>& names) {
+std::string joined_pattern_names(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
@@ -252,7 +252,7 @@ const Pattern& PatternSet::find(const std::string& name) const {
   const std::vector<std::string> known = names();
   const auto close = closest_match(name, known);
   throw Error("unknown pattern '" + name + "'" + (close ? " (did you mean '" + *close + "'?)" : "") +
-              "; known patterns: " + joined(known));
+              "; known patterns: " + joined_pattern_names(known));
 }
 
 std::vector<std::string> PatternSet::names() const {

@@ -31,22 +31,22 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr std::int64_t kDModel = 256, kHeads = 8, kDff = 1024, kStates = 16, kFilters = 32;
-constexpr const char* kReference = "slide";
-constexpr const char* kFlopsAccounting =
+constexpr std::int64_t kBstDModel = 256, kBstHeads = 8, kBstDff = 1024, kStates = 16, kFilters = 32;
+constexpr const char* kBstReference = "slide";
+constexpr const char* kBstFlopsAccounting =
     "2 flops a multiply-add; attention 4 D flops a visible (query, key) pair; a real FFT of n points "
     "2.5 n log2 n; S4D's kernel as its complex matrix product (8 flops a complex multiply-add) and one "
     "complex exponential (8) a mode and position";
 
-struct Case {
+struct BstCase {
   const char* name;
   const char* label;
   bool block_state;
   nn::ContextStates context;
 };
 
-const std::vector<Case>& cases() {
-  static const std::vector<Case> list{
+const std::vector<BstCase>& bst_cases() {
+  static const std::vector<BstCase> list{
       {"slide", "SLIDE: own and previous block, causal", false, nn::ContextStates::SH},
       {"bst_sh", "BST:SH: + SSM, one filter, states at the block's own positions", true, nn::ContextStates::SH},
       {"bst_mh", "BST:MH: + SSM, one output matrix a head", true, nn::ContextStates::MH},
@@ -57,11 +57,11 @@ const std::vector<Case>& cases() {
   return list;
 }
 
-nn::BlockStateOptions layer_options(const Case& c, const BstBenchOptions& o) {
+nn::BlockStateOptions layer_options(const BstCase& c, const BstBenchOptions& o) {
   nn::BlockStateOptions layer;
-  layer.d_model = kDModel;
-  layer.heads = kHeads;
-  layer.d_ff = kDff;
+  layer.d_model = kBstDModel;
+  layer.heads = kBstHeads;
+  layer.d_ff = kBstDff;
   layer.window = o.window;
   layer.dropout = 0;
   layer.block_state = c.block_state;
@@ -69,7 +69,7 @@ nn::BlockStateOptions layer_options(const Case& c, const BstBenchOptions& o) {
   layer.filters = c.context == nn::ContextStates::Recurrent ? o.window : kFilters;  // BRecT: S = W, as Meliad
   layer.ssm.kernel = o.kernel;
   layer.ssm.states = kStates;
-  layer.ssm.channels = kDModel / (c.context == nn::ContextStates::MF ? 8 : 4);
+  layer.ssm.channels = kBstDModel / (c.context == nn::ContextStates::MF ? 8 : 4);
   layer.ssm.filter_length = 1024;
   return layer;
 }
@@ -83,10 +83,10 @@ double block_pairs(std::int64_t length, std::int64_t window, std::int64_t blocks
   return pairs;
 }
 
-// One layer's forward flops under kFlopsAccounting.
-double layer_flops(const Case& c, const BstBenchOptions& o, std::int64_t length) {
+// One layer's forward flops under kBstFlopsAccounting.
+double layer_flops(const BstCase& c, const BstBenchOptions& o, std::int64_t length) {
   const nn::BlockStateOptions l = layer_options(c, o);
-  const double L = static_cast<double>(length), D = kDModel, F = kDff, W = static_cast<double>(o.window);
+  const double L = static_cast<double>(length), D = kBstDModel, F = kBstDff, W = static_cast<double>(o.window);
   double flops = 2 * L * D * D * 3 + 4 * L * D * F + 4 * D * block_pairs(length, o.window, 1);
   flops += 2 * L * (c.block_state ? 2 * D : D) * D;  // the output projection
   if (!c.block_state) return flops;
@@ -99,7 +99,7 @@ double layer_flops(const Case& c, const BstBenchOptions& o, std::int64_t length)
     return flops;
   }
   const double C = static_cast<double>(l.ssm.channels), N = kStates;
-  const double O = c.context == nn::ContextStates::SH ? 1 : c.context == nn::ContextStates::MH ? kHeads : kFilters;
+  const double O = c.context == nn::ContextStates::SH ? 1 : c.context == nn::ContextStates::MH ? kBstHeads : kFilters;
   const double n = 2 * L;
   flops += 2 * L * D * D + 2 * L * D * C;                              // second queries, SSM input
   if (o.kernel == "s4d")
@@ -117,15 +117,15 @@ double layer_flops(const Case& c, const BstBenchOptions& o, std::int64_t length)
   return flops;
 }
 
-std::string case_name(const Case& c, std::int64_t length) { return fmt::format("{}@{}", c.name, length); }
+std::string case_name(const BstCase& c, std::int64_t length) { return fmt::format("{}@{}", c.name, length); }
 
 // ---- the child: one layer at one length ------------------------------------------------
 
-void run_child(const BstBenchOptions& o, const Case& c, std::int64_t length) {
+void run_child(const BstBenchOptions& o, const BstCase& c, std::int64_t length) {
   prepare_child(o.run.threads);
   auto layer = std::make_shared<nn::BlockStateLayer>(layer_options(c, o));
   (*layer)->eval();
-  const at::Tensor x = at::randn({1, length, kDModel});
+  const at::Tensor x = at::randn({1, length, kBstDModel});
   const auto step = [layer, x] {
     at::NoGradGuard no_grad;
     (void)(*layer)->forward(x);
@@ -145,12 +145,12 @@ void run_parent(const BstBenchOptions& o) {
   std::printf("bst: one layer (d_model %ld, %ld heads, d_ff %ld, ReLU, pre-norm), batch 1, fp32, forward only "
               "(no gradient), W = %ld, SSM %s with N = %ld, width D/4 (MF: D/8, %ld filters), fused kernel; "
               "%d threads, median of %d rounds\n",
-              long(kDModel), long(kHeads), long(kDff), long(o.window), o.kernel.c_str(), long(kStates),
+              long(kBstDModel), long(kBstHeads), long(kBstDff), long(o.window), o.kernel.c_str(), long(kStates),
               long(kFilters), o.run.threads, o.run.rounds);
   session.print_load();
   std::vector<std::string> names;
   for (std::int64_t length : o.lengths)
-    for (const Case& c : cases()) names.push_back(case_name(c, length));
+    for (const BstCase& c : bst_cases()) names.push_back(case_name(c, length));
   std::vector<std::string> args = o.run.child_args();
   for (const std::string& word : {std::string("--window"), std::to_string(o.window), std::string("--kernel"), o.kernel})
     args.push_back(word);
@@ -168,9 +168,9 @@ void run_parent(const BstBenchOptions& o) {
                {"GFLOP/s", 8}, {"peak MB", 8}});
   Json cases_json = Json::object();
   for (std::int64_t length : o.lengths) {
-    const double reference_flops = layer_flops(cases().front(), o, length);
-    for (const Case& c : cases()) {
-      const std::string name = case_name(c, length), reference = case_name(cases().front(), length);
+    const double reference_flops = layer_flops(bst_cases().front(), o, length);
+    for (const BstCase& c : bst_cases()) {
+      const std::string name = case_name(c, length), reference = case_name(bst_cases().front(), length);
       const double ms = session.median_ms(name), ratio = session.ratio(name, reference);
       const double flops = layer_flops(c, o, length);
       table.row({std::to_string(length), c.name, fixed(ms, 2), fixed(ratio, 3), fixed(flops / 1e9, 2),
@@ -179,7 +179,7 @@ void run_parent(const BstBenchOptions& o) {
       Json entry = session.case_json(name, c.label);
       entry["layer"] = c.name;
       entry["ratio"] = ratio;
-      entry["ratio_of"] = fmt::format("{}/{}", c.name, kReference);
+      entry["ratio_of"] = fmt::format("{}/{}", c.name, kBstReference);
       entry["flops"] = flops;
       entry["flops_ratio"] = flops / reference_flops;
       cases_json[name] = std::move(entry);
@@ -187,21 +187,21 @@ void run_parent(const BstBenchOptions& o) {
   }
   table.print();
   std::printf("\n");
-  for (const Case& c : cases()) std::printf("%s: %s\n", c.name, c.label);
-  std::printf("ratio: ms over SLIDE's at the same length, measured in this run; flops: %s\n", kFlopsAccounting);
+  for (const BstCase& c : bst_cases()) std::printf("%s: %s\n", c.name, c.label);
+  std::printf("ratio: ms over SLIDE's at the same length, measured in this run; flops: %s\n", kBstFlopsAccounting);
   session.print_noisy();
   session.write_json({{"batch", 1},
                       {"lengths", o.lengths},
                       {"window", o.window},
                       {"kernel", o.kernel},
-                      {"d_model", kDModel},
-                      {"heads", kHeads},
-                      {"d_ff", kDff},
+                      {"d_model", kBstDModel},
+                      {"heads", kBstHeads},
+                      {"d_ff", kBstDff},
                       {"states", kStates},
                       {"filters", kFilters},
                       {"dtype", "float32"},
                       {"step", "one layer's forward pass, no gradient"},
-                      {"flops_accounting", kFlopsAccounting}},
+                      {"flops_accounting", kBstFlopsAccounting}},
                      Json::object(), std::move(cases_json));
 }
 
@@ -215,7 +215,7 @@ void run_bst_bench(BstBenchOptions o) {
     throw Error("bench bst: --kernel must be s4d or unstructured, got '" + o.kernel + "'");
   if (!o.run.is_child()) return run_parent(o);
   for (std::int64_t length : o.lengths)
-    for (const Case& c : cases())
+    for (const BstCase& c : bst_cases())
       if (o.run.child == case_name(c, length)) return run_child(o, c, length);
   throw Error(fmt::format("bench bst: unknown case '{}'", o.run.child));
 }

@@ -41,20 +41,20 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 constexpr std::int64_t kLayers = 2;
-constexpr std::int64_t kDModel = 256;
-constexpr std::int64_t kHeads = 4;
-constexpr std::int64_t kDff = 1024;
-constexpr double kTarget = 1.3;     // HIBRIDS time / base time, at most
-constexpr const char* kReference = "base";
+constexpr std::int64_t kHibridsDModel = 256;
+constexpr std::int64_t kHibridsHeads = 4;
+constexpr std::int64_t kHibridsDff = 1024;
+constexpr double kHibridsTarget = 1.3;  // HIBRIDS time / base time, at most
+constexpr const char* kHibridsReference = "base";
 
-struct Case {
+struct HibridsCase {
   const char* name;
   const char* recipe;
   const char* label;
 };
 
-const std::vector<Case>& cases() {
-  static const std::vector<Case> list{
+const std::vector<HibridsCase>& hibrids_cases() {
+  static const std::vector<HibridsCase> list{
       {"base", "longformer", "window(W,W) | global(1), no bias (the Longformer-style base of seed 001)"},
       {"hibrids", "hibrids-enc", "the same + HIBRIDS bias (PathLen, LvlDiff; max_path 4, max_level 2)"},
       {"hibrids_selected", "hibrids-s-enc", "the same + HIBRIDS_S bias (salient section relations)"},
@@ -71,10 +71,10 @@ attn::Mask with_window(attn::Mask mask, std::int64_t window) {
 }
 
 // The case's model: its recipe at the benchmark's sizes, every layer's band at --window.
-models::ModelConfig case_model(const Case& c, const HibridsBenchOptions& o) {
+models::ModelConfig case_model(const HibridsCase& c, const HibridsBenchOptions& o) {
   models::ModelConfig config = recipe_model(
-      c.recipe, {fmt::format("model.d_model={}", kDModel), fmt::format("model.heads={}", kHeads),
-                 fmt::format("model.d_ff={}", kDff), fmt::format("model.encoder_layers={}", kLayers),
+      c.recipe, {fmt::format("model.d_model={}", kHibridsDModel), fmt::format("model.heads={}", kHibridsHeads),
+                 fmt::format("model.d_ff={}", kHibridsDff), fmt::format("model.encoder_layers={}", kLayers),
                  fmt::format("model.max_positions={}", std::max<std::int64_t>(1024, o.length))});
   for (attn::LayerSpec& spec : config.encoder_attention)
     for (attn::HeadSpec& head : spec.heads) head.mask = with_window(head.mask, o.window);
@@ -92,7 +92,7 @@ struct State {
   std::vector<at::Tensor> parameters;
 };
 
-void run_child(const HibridsBenchOptions& o, const Case& c) {
+void run_child(const HibridsBenchOptions& o, const HibridsCase& c) {
   prepare_child(o.run.threads);
   const models::ModelConfig config = case_model(c, o);
   auto state = std::make_shared<State>();
@@ -150,21 +150,22 @@ void run_parent(const HibridsBenchOptions& o) {
   Session session("hibrids", {"strata", "bench", "hibrids"}, o.run, kBusyCores);
   const Layout document = sectioned_document(o.length);
   const DocumentStats stats = document_stats(document);
-  const std::string mask = attn::to_string(case_model(cases().front(), o).encoder_attention.front().heads[0].mask);
+  const std::string mask =
+      attn::to_string(case_model(hibrids_cases().front(), o).encoder_attention.front().heads[0].mask);
 
   std::printf("hibrids: encoder of %ld layers (d_model %ld, %ld heads, d_ff %ld), batch 1, L = %ld, fp32, "
               "every layer %s, forward + backward of sum(hidden^2), %d threads, median of %d rounds%s\n",
-              long(kLayers), long(kDModel), long(kHeads), long(kDff), long(o.length), mask.c_str(), o.run.threads,
-              o.run.rounds, o.run.quick ? " (--quick)" : "");
+              long(kLayers), long(kHibridsDModel), long(kHibridsHeads), long(kHibridsDff), long(o.length), mask.c_str(),
+              o.run.threads, o.run.rounds, o.run.quick ? " (--quick)" : "");
   std::printf("cases from the recipes:");
-  for (const Case& c : cases()) std::printf(" %s (%s)", c.name, c.recipe);
+  for (const HibridsCase& c : hibrids_cases()) std::printf(" %s (%s)", c.name, c.recipe);
   std::printf("\ndocument: %d sections up to depth %d, %ld to %ld tokens each, %ld sentences of up to %d tokens\n",
               stats.sections, stats.deepest, long(stats.shortest), long(stats.longest), long(stats.sentences),
               kSentenceTokens);
   session.print_load();
 
   std::vector<std::string> names;
-  for (const Case& c : cases()) names.push_back(c.name);
+  for (const HibridsCase& c : hibrids_cases()) names.push_back(c.name);
   std::vector<std::string> args = o.run.child_args();
   for (const std::string& word : {std::string("--length"), std::to_string(o.length), std::string("--window"),
                                   std::to_string(o.window)})
@@ -178,15 +179,15 @@ void run_parent(const HibridsBenchOptions& o) {
                {"relations", 9}, {"peak MB", 8}, {"+MB", 8}});
   Json cases_json = Json::object();
   bool all_met = true;
-  const Target target{"<=", kTarget};
-  for (const Case& c : cases()) {
+  const Target target{"<=", kHibridsTarget};
+  for (const HibridsCase& c : hibrids_cases()) {
     const CaseMeasurement& r = session[c.name];
-    const double ratio = session.ratio(c.name, kReference);
-    const bool judged = c.name != std::string(kReference);
+    const double ratio = session.ratio(c.name, kHibridsReference);
+    const bool judged = c.name != std::string(kHibridsReference);
     if (judged) all_met = all_met && target.met(ratio);
-    const std::string of = fmt::format("{}/{}", c.name, kReference);
+    const std::string of = fmt::format("{}/{}", c.name, kHibridsReference);
     table.row({c.name, fixed(session.median_ms(c.name), 1), fixed(ratio, 3), judged ? of : "-",
-               judged ? fmt::format("<= {:.1f}", kTarget) : "-", judged ? (target.met(ratio) ? "yes" : "NO") : "",
+               judged ? fmt::format("<= {:.1f}", kHibridsTarget) : "-", judged ? (target.met(ratio) ? "yes" : "NO") : "",
                std::to_string(r.result["relation_count"].get<std::int64_t>()), fixed(r.maxrss_mb, 0),
                fixed(r.growth_mb, 0)});
     session.check_noisy(c.name, r.result);
@@ -199,7 +200,7 @@ void run_parent(const HibridsBenchOptions& o) {
   }
   table.print();
   std::printf("\n");
-  for (const Case& c : cases()) std::printf("%s: %s\n", c.name, c.label);
+  for (const HibridsCase& c : hibrids_cases()) std::printf("%s: %s\n", c.name, c.label);
   std::printf("relations: entries of each layer's learned table [heads, relations]\n");
   std::printf("peak MB: the case's whole process (ru_maxrss); +MB: what its steps added over the model and "
               "inputs (VmHWM - VmRSS)\n");
@@ -212,11 +213,11 @@ void run_parent(const HibridsBenchOptions& o) {
               bytes_text(double(memory.relation_ids)).c_str(), bytes_text(double(memory.total())).c_str(),
               bytes_text(double(memory.dense)).c_str(), double(memory.dense) / double(memory.total()));
   session.print_noisy();
-  const double hibrids_ratio = session.ratio("hibrids", kReference);
-  const CaseMeasurement &base = session[kReference], &hibrids = session["hibrids"];
+  const double hibrids_ratio = session.ratio("hibrids", kHibridsReference);
+  const CaseMeasurement &base = session[kHibridsReference], &hibrids = session["hibrids"];
   std::printf("hibrids: encoder forward + backward at L = %ld with HIBRIDS %.2fx the time without (target <= %.1f: "
               "%s); peak %.0f MB vs %.0f MB (%+.0f MB; an L x L int64 index alone would be %s)\n",
-              long(o.length), hibrids_ratio, kTarget, target.met(hibrids_ratio) ? "met" : "NOT met",
+              long(o.length), hibrids_ratio, kHibridsTarget, target.met(hibrids_ratio) ? "met" : "NOT met",
               hibrids.maxrss_mb, base.maxrss_mb, hibrids.maxrss_mb - base.maxrss_mb,
               bytes_text(double(memory.dense)).c_str());
 
@@ -226,9 +227,9 @@ void run_parent(const HibridsBenchOptions& o) {
        {"window", o.window},
        {"mask", mask},
        {"layers", kLayers},
-       {"d_model", kDModel},
-       {"heads", kHeads},
-       {"d_ff", kDff},
+       {"d_model", kHibridsDModel},
+       {"heads", kHibridsHeads},
+       {"d_ff", kHibridsDff},
        {"dtype", "float32"},
        {"step", "encoder forward (training mode) + backward of sum(hidden^2), gradients for every parameter"},
        {"document",
@@ -258,8 +259,9 @@ void run_hibrids_bench(HibridsBenchOptions o) {
   o.run.resolve(5, 1);
   if (o.length == 0) o.length = o.run.quick ? 2048 : 8192;
   if (!o.run.is_child()) return run_parent(o);
-  const auto c = std::find_if(cases().begin(), cases().end(), [&](const Case& k) { return o.run.child == k.name; });
-  if (c == cases().end()) throw Error(fmt::format("bench hibrids: unknown case '{}'", o.run.child));
+  const auto c = std::find_if(hibrids_cases().begin(), hibrids_cases().end(),
+                              [&](const HibridsCase& k) { return o.run.child == k.name; });
+  if (c == hibrids_cases().end()) throw Error(fmt::format("bench hibrids: unknown case '{}'", o.run.child));
   run_child(o, *c);
 }
 

@@ -35,9 +35,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr double kTarget = 2.0;     // vanilla / all-patterned, at least
-constexpr const char* kReference = "vanilla";
-constexpr const char* kKindsChild = "head_kinds";  // the child that times each head kind alone
+constexpr double kPatternsTarget = 2.0;  // vanilla / all-patterned, at least
+constexpr const char* kPatternsReference = "vanilla";
+constexpr const char* kPatternsKindsChild = "head_kinds";  // the child that times each head kind alone
 
 // A model case: a recipe at the benchmark's sizes.
 struct ModelCase {
@@ -231,7 +231,7 @@ void run_parent(const PatternsBenchOptions& o) {
 
   std::vector<std::string> names;
   for (const ModelCase& c : cases) names.push_back(c.name);
-  names.push_back(kKindsChild);
+  names.push_back(kPatternsKindsChild);
   std::vector<std::string> args = o.run.child_args();
   for (const std::string& word :
        {std::string("--length"), std::to_string(o.length), std::string("--layers"), std::to_string(o.layers),
@@ -242,13 +242,13 @@ void run_parent(const PatternsBenchOptions& o) {
   // After the children: the parent may start libtorch's thread pools from here on. rho reads
   // every head's dense visibility, L x L: counted here, it weighs on no case's peak memory.
   const attn::TokenLayout tokens = attn::batch_layouts({&page});
-  Json kinds = session.result(kKindsChild);
+  Json kinds = session.result(kPatternsKindsChild);
   const double plain_ms = kinds["plain"]["median_ms"].get<double>();
   for (auto& [kind, k] : kinds.items()) {
     k["vs_plain"] = k["median_ms"].get<double>() / plain_ms;
     k["rho"] = attn::attention_sparsity(kind_spec(kind), o.heads, tokens, o.length);
   }
-  const double vanilla_ms = session.median_ms(kReference);
+  const double vanilla_ms = session.median_ms(kPatternsReference);
   const double speedup = vanilla_ms / session.median_ms(cases.back().name);
   const auto layers = static_cast<double>(o.layers);
 
@@ -274,7 +274,7 @@ void run_parent(const PatternsBenchOptions& o) {
     entry.update(session.case_json(c.name, label));
     entry["rho"] = rho;
     entry["ratio"] = ms / vanilla_ms;
-    entry["ratio_of"] = fmt::format("{}/{}", c.name, kReference);
+    entry["ratio_of"] = fmt::format("{}/{}", c.name, kPatternsReference);
     entry["speedup"] = vanilla_ms / ms;
     entry["attention_ms"] = layers * attention_ms;
     entry["attention_share"] = layers * attention_ms / ms;
@@ -308,13 +308,13 @@ void run_parent(const PatternsBenchOptions& o) {
     print_groups(session.result(c.name)["block_mask"]);
   }
 
-  const double vanilla_attention = cases_json[kReference]["attention_ms"].get<double>();
+  const double vanilla_attention = cases_json[kPatternsReference]["attention_ms"].get<double>();
   const double ceiling = vanilla_ms / std::max(1e-9, vanilla_ms - vanilla_attention);
   session.print_noisy();
-  const Target target{">=", kTarget};
+  const Target target{">=", kPatternsTarget};
   std::printf("\nspeed-up: vanilla / %s = %.2fx (target >= %.1f: %s); attention is %.0f %% of vanilla, so even "
               "free attention would give at most %.2fx\n",
-              cases_json[cases.back().name]["label"].get<std::string>().c_str(), speedup, kTarget,
+              cases_json[cases.back().name]["label"].get<std::string>().c_str(), speedup, kPatternsTarget,
               target.met(speedup) ? "met" : "NOT met", 100 * vanilla_attention / vanilla_ms, ceiling);
 
   session.write_json(
@@ -341,7 +341,7 @@ void run_parent(const PatternsBenchOptions& o) {
          {"distinct_tokens", stats.distinct},
          {"once_seen_fraction", double(stats.once_seen) / double(o.length)}}}},
       {{"speedup", speedup},
-       {"speedup_of", fmt::format("{}/{}", kReference, cases.back().name)},
+       {"speedup_of", fmt::format("{}/{}", kPatternsReference, cases.back().name)},
        {"target", target.to_json(speedup)},
        {"free_attention_ceiling", ceiling},
        {"head_kinds", std::move(kinds)}},
@@ -368,7 +368,7 @@ void run_patterns_bench(PatternsBenchOptions o) {
   if (o.patterned == 0) o.patterned = o.heads;
   check_options(o);
   if (!o.run.is_child()) return run_parent(o);
-  if (o.run.child == kKindsChild) return run_head_kinds_child(o);
+  if (o.run.child == kPatternsKindsChild) return run_head_kinds_child(o);
   for (const ModelCase& c : model_cases(o))
     if (o.run.child == c.name) return run_model_child(o, c);
   throw Error(fmt::format("bench patterns: unknown case '{}'", o.run.child));

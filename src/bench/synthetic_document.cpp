@@ -12,14 +12,14 @@ namespace strata::bench {
 
 namespace {
 
-constexpr int kSections = 60;  // sections of the document (the root aside)
+constexpr int kDocumentSections = 60;  // sections of the document (the root aside)
 constexpr int kMaxDepth = 4;   // deepest section level
 constexpr int kParagraphSentences = 4;
 
 }  // namespace
 
 Layout sectioned_document(std::int64_t length) {
-  const int sections = static_cast<int>(std::min<std::int64_t>(kSections, length));
+  const int sections = static_cast<int>(std::min<std::int64_t>(kDocumentSections, length));
   std::uint32_t state = 20240601u;
   const auto next = [&state](std::uint32_t n) {
     state = state * 1664525u + 1013904223u;

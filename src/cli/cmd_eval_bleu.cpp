@@ -1,5 +1,5 @@
 // strata eval bleu: corpus BLEU of prediction/reference pairs as SacreBLEU computes it,
-// optionally sentence BLEU per pair.
+// optionally sentence BLEU per pair, and chrF / chrF++ beside it (--chrf).
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -14,6 +14,7 @@
 #include "strata/core/files.h"
 #include "strata/core/jsonl.h"
 #include "strata/eval/bleu.h"
+#include "strata/eval/chrf.h"
 
 namespace strata::cli {
 
@@ -28,6 +29,7 @@ struct BleuCommandOptions {
   std::optional<double> smooth_value;
   bool lowercase = false;
   std::string sentence;
+  bool chrf = false;
   bool json = false;
 };
 
@@ -84,6 +86,8 @@ void run_bleu(const BleuCommandOptions& cli) {
   JsonlReader reader(cli.pairs);
   std::optional<std::size_t> num_refs;
   BleuStats total;
+  const ChrfOptions chrf_options{.lowercase = cli.lowercase}, chrf_pp_options{.word_order = 2, .lowercase = cli.lowercase};
+  ChrfStats chrf_total, chrf_pp_total;
   std::vector<BleuScore> sentences;
   std::size_t count = 0;
   nlohmann::json object;
@@ -92,6 +96,10 @@ void run_bleu(const BleuCommandOptions& cli) {
     const std::vector<std::string> references = read_references(reader, object, num_refs);
     const BleuStats stats = bleu_segment_stats(prediction, references, options);
     total += stats;
+    if (cli.chrf) {
+      chrf_total += chrf_segment_stats(prediction, references, chrf_options);
+      chrf_pp_total += chrf_segment_stats(prediction, references, chrf_pp_options);
+    }
     if (!cli.sentence.empty()) sentences.push_back(bleu_from_stats(stats, sentence_options));
     ++count;
   }
@@ -105,12 +113,24 @@ void run_bleu(const BleuCommandOptions& cli) {
 
   const BleuScore score = bleu_from_stats(total, options);
   const std::string signature = bleu_signature(options, *num_refs);
+  const double chrf = cli.chrf ? chrf_from_stats(chrf_total, chrf_options) : 0;
+  const double chrf_pp = cli.chrf ? chrf_from_stats(chrf_pp_total, chrf_pp_options) : 0;
   if (!cli.json) {
     print_table(score, count, signature);
+    if (cli.chrf)
+      std::printf("\n%-10s %10.4f  (%s)\n%-10s %10.4f  (%s)\n", chrf_name(chrf_options).c_str(), chrf,
+                  chrf_signature(chrf_options, *num_refs).c_str(), chrf_name(chrf_pp_options).c_str(), chrf_pp,
+                  chrf_signature(chrf_pp_options, *num_refs).c_str());
     return;
   }
   ordered_json summary = {{"count", count}, {"signature", signature}};
   summary.update(score_json(score));
+  if (cli.chrf) {
+    summary["chrf"] = chrf;
+    summary["chrf_signature"] = chrf_signature(chrf_options, *num_refs);
+    summary["chrf_plus_plus"] = chrf_pp;
+    summary["chrf_plus_plus_signature"] = chrf_signature(chrf_pp_options, *num_refs);
+  }
   std::printf("%s\n", summary.dump().c_str());
 }
 
@@ -135,6 +155,8 @@ void register_eval_bleu(CLI::App& eval) {
   sub->add_flag("--lowercase", options->lowercase, "lowercase predictions and references");
   sub->add_option("--sentence", options->sentence,
                   "write sentence BLEU (effective order) as one JSON line per pair, in input order");
+  sub->add_flag("--chrf", options->chrf,
+                "also corpus chrF and chrF++ as SacreBLEU's CHRF() and CHRF(word_order=2) compute them");
   sub->add_flag("--json", options->json, "print the corpus score as one JSON object");
   on_run(sub, [options] { run_bleu(*options); });
 }

@@ -13,12 +13,12 @@ namespace strata::cli {
 
 namespace {
 
-struct EvalFlags {
+struct MtlEvalFlags {
   std::string model, suite, split = "test", predictions, json;
   std::size_t limit = 0;
 };
 
-void run_eval(const EvalFlags& flags) {
+void run_eval(const MtlEvalFlags& flags) {
   const recipes::MultitaskEvaluation result =
       recipes::evaluate_multitask(flags.model, flags.suite, flags.split, flags.limit);
   std::printf("%-24s %-9s %9s %s\n", "task", "metric", "examples", "value");
@@ -58,7 +58,7 @@ void register_mtl(CLI::App& app) {
   mtl->require_subcommand(1);
   CLI::App* eval = mtl->add_subcommand(
       "eval", "Score a ca_mtl model on a split of a multi-task suite: each task's metric and their mean");
-  auto flags = std::make_shared<EvalFlags>();
+  auto flags = std::make_shared<MtlEvalFlags>();
   eval->add_option("--model", flags->model, "a ca_mtl run or checkpoint directory")->required();
   eval->add_option("--suite", flags->suite, "the suite directory (default: the run's data.valid)");
   eval->add_option("--split", flags->split, "train, validation or test")->capture_default_str();

@@ -78,10 +78,7 @@ std::vector<Seq2SeqExample> examples_of(const std::vector<Document>& documents, 
   examples.reserve(documents.size());
   for (const Document& d : documents) {
     if (d.empty()) throw Error(d.id + ": the document has no text to summarize");
-    Document without_summary = d;
-    without_summary.summary = "x";  // the target is not used; make_seq2seq_example needs one
-    examples.push_back(make_seq2seq_example(without_summary, tokenizer, truncation));
-    examples.back().reference = d.summary;
+    examples.push_back(make_source_example(d, tokenizer, truncation));
   }
   return examples;
 }

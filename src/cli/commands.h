@@ -20,6 +20,7 @@ void register_attn(CLI::App& app);       // strata attn show
 void register_extract(CLI::App& app);    // strata extract
 void register_segment(CLI::App& app);    // strata segment
 void register_mtl(CLI::App& app);        // strata mtl eval | covsim
+void register_serve(CLI::App& app);      // strata serve
 // `analyze` is one group; each analysis is a file of its own.
 void register_analyze_biases(CLI::App& analyze);    // strata analyze biases
 void register_analyze_heads(CLI::App& analyze);     // strata analyze heads

@@ -19,7 +19,7 @@ namespace strata {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 const char* const kSplits[] = {"train", "validation", "test"};
 const char* const kFacets[] = {"role", "implemented-in", "interface", "use", "works-with", "scope"};
 
@@ -38,7 +38,7 @@ struct Usable {
 struct Example {
   std::string split;
   std::string label;  // classification only: for counting and dropping rare classes
-  Json line;
+  OrderedJson line;
 };
 
 struct Task {
@@ -61,8 +61,8 @@ std::string metric_of(const Task& task) {
   return task.kind == "regression" ? "pearson" : "accuracy";
 }
 
-Json example_line(const std::string& id, const std::string& task, const std::string& text) {
-  return Json{{"id", id}, {"task", task}, {"text", text}};
+OrderedJson example_line(const std::string& id, const std::string& task, const std::string& text) {
+  return OrderedJson{{"id", id}, {"task", task}, {"text", text}};
 }
 
 // One classification example a package, from its long description.
@@ -72,7 +72,7 @@ Task single_label_task(const std::string& name, const std::vector<Usable>& usabl
   for (const Usable& u : usable) {
     const std::string label = label_of(*u.package);
     if (label.empty()) continue;
-    Json line = example_line(u.package->name, name, u.package->long_description);
+    OrderedJson line = example_line(u.package->name, name, u.package->long_description);
     line["label"] = label;
     task.examples.push_back({u.split, label, std::move(line)});
   }
@@ -107,7 +107,7 @@ Task match_task(const std::vector<Usable>& usable, std::uint64_t seed) {
     if (u.package->short_description.empty()) continue;
     SplitMix64 rng({seed, stable_hash(u.package->name), 1});
     const Usable* negative = rng.below(2) == 0 ? other_in(by_section[{u.split, u.package->section}], &u, rng) : nullptr;
-    Json line = example_line(u.package->name, task.name, u.package->short_description);
+    OrderedJson line = example_line(u.package->name, task.name, u.package->short_description);
     line["text_b"] = negative ? negative->package->long_description : u.package->long_description;
     const std::string label = negative ? "mismatch" : "match";
     line["label"] = label;
@@ -138,7 +138,7 @@ Task jaccard_task(const std::vector<Usable>& usable, std::uint64_t seed) {
     const Usable* partner = rng.below(2) == 0 ? other_in(by_section[{u.split, u.package->section}], &u, rng) : nullptr;
     if (partner == nullptr) partner = other_in(by_split[u.split], &u, rng);
     if (partner == nullptr) continue;
-    Json line = example_line(u.package->name + "/" + partner->package->name, task.name, u.package->long_description);
+    OrderedJson line = example_line(u.package->name + "/" + partner->package->name, task.name, u.package->long_description);
     line["text_b"] = partner->package->long_description;
     line["label"] = std::round(jaccard(u.package->tags, partner->package->tags) * 1e4) / 1e4;
     task.examples.push_back({u.split, "", std::move(line)});
@@ -163,7 +163,7 @@ Task acceptable_task(const std::vector<Usable>& usable, std::uint64_t seed) {
     }
     std::string sentence;
     for (const std::string& w : words) sentence += (sentence.empty() ? "" : " ") + w;
-    Json line = example_line(u.package->name, task.name, sentence);
+    OrderedJson line = example_line(u.package->name, task.name, sentence);
     const std::string label = shuffle ? "shuffled" : "real";
     line["label"] = label;
     task.examples.push_back({u.split, label, std::move(line)});
@@ -175,7 +175,7 @@ Task acceptable_task(const std::vector<Usable>& usable, std::uint64_t seed) {
 Task installed_task(const std::string& name, const std::vector<InstalledExample>& examples) {
   Task task(name, "classification", false);
   for (const InstalledExample& e : examples) {
-    Json line = example_line(e.id, name, e.text);
+    OrderedJson line = example_line(e.id, name, e.text);
     line["label"] = e.label;
     task.examples.push_back({e.split, e.label, std::move(line)});
   }
@@ -236,7 +236,7 @@ nlohmann::json build_debian_suite(const std::vector<DebianPackage>& packages, co
     tasks.back().transfer = true;
   }
 
-  Json described = Json::object();
+  OrderedJson described = OrderedJson::object();
   for (Task& task : tasks) {
     const std::vector<std::string> dropped =
         task.kind == "classification" ? drop_rare_classes(task, options.min_class_examples) : std::vector<std::string>{};
@@ -251,9 +251,9 @@ nlohmann::json build_debian_suite(const std::vector<DebianPackage>& packages, co
     // A machine with few man pages or headers may leave an installed task without two classes.
     if (task.kind == "classification" && labels.size() < 2) continue;
     for (const char* split : kSplits) write_file_atomic(options.out_dir / "tasks" / task.name / (std::string(split) + ".jsonl"), text[split]);
-    Json entry{{"kind", task.kind}, {"pair", task.pair}, {"metric", metric_of(task)}};
+    OrderedJson entry{{"kind", task.kind}, {"pair", task.pair}, {"metric", metric_of(task)}};
     if (task.kind == "classification") entry["labels"] = std::vector<std::string>(labels.begin(), labels.end());
-    entry["examples"] = Json{{"train", counts["train"]}, {"validation", counts["validation"]}, {"test", counts["test"]}};
+    entry["examples"] = OrderedJson{{"train", counts["train"]}, {"validation", counts["validation"]}, {"test", counts["test"]}};
     if (!dropped.empty()) entry["dropped_classes"] = dropped;
     if (task.transfer) entry["transfer"] = true;
     described[task.name] = entry;
@@ -264,14 +264,14 @@ nlohmann::json build_debian_suite(const std::vector<DebianPackage>& packages, co
   DescriptionCorpusOptions corpus;
   corpus.min_document_words = options.min_description_words;
   corpus.quiet = true;
-  const Json summaries = build_description_corpus(packages, corpus, options.out_dir / "summaries");
+  const OrderedJson summaries = build_description_corpus(packages, corpus, options.out_dir / "summaries");
 
-  Json stats{{"command", "debian"},
+  OrderedJson stats{{"command", "debian"},
              {"packages", packages.size()},
              {"used", usable.size()},
-             {"skipped", Json{{"description_under_min_words", too_short}, {"duplicate_description", duplicates}}},
+             {"skipped", OrderedJson{{"description_under_min_words", too_short}, {"duplicate_description", duplicates}}},
              {"tasks", described},
-             {"summaries", Json{{"train", summaries["splits"]["train"]["documents"]},
+             {"summaries", OrderedJson{{"train", summaries["splits"]["train"]["documents"]},
                                 {"validation", summaries["splits"]["validation"]["documents"]},
                                 {"test", summaries["splits"]["test"]["documents"]}}}};
   write_file_atomic(options.out_dir / "stats.json", stats.dump(2) + "\n");

@@ -261,6 +261,15 @@ Seq2SeqExample make_seq2seq_example(const Document& document, const Tokenizer& t
   return make(document, tokenizer, options, eos, markers).example;
 }
 
+Seq2SeqExample make_source_example(const Document& document, const Tokenizer& tokenizer,
+                                   const TruncationOptions& options) {
+  Document without_summary = document;
+  without_summary.summary = "x";  // make_seq2seq_example needs a target; decoding ignores it
+  Seq2SeqExample example = make_seq2seq_example(without_summary, tokenizer, options);
+  example.reference = document.summary;
+  return example;
+}
+
 std::vector<Seq2SeqExample> load_seq2seq_examples(const std::filesystem::path& jsonl,
                                                   const Tokenizer& tokenizer,
                                                   const TruncationOptions& options,

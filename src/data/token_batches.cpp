@@ -17,9 +17,9 @@ std::uint64_t mix64(std::uint64_t z) {  // splitmix64's finaliser
   return z ^ (z >> 31);
 }
 
-class SplitMix64 {
+class EpochRng {
  public:
-  SplitMix64(std::uint64_t seed, std::uint64_t epoch)
+  EpochRng(std::uint64_t seed, std::uint64_t epoch)
       : state_(mix64(seed) ^ mix64(epoch + 0x632BE59BD9B4E019ULL)) {}
   std::uint64_t next() { return mix64(state_ += 0x9E3779B97F4A7C15ULL); }
   // Uniform in [0, n) for n > 0, without modulo bias.
@@ -63,7 +63,7 @@ BatchPlan cut(const std::vector<std::size_t>& order, std::span<const std::size_t
 BatchPlan plan_batches(std::span<const std::size_t> lengths, const BatchPlanOptions& options,
                        std::uint64_t epoch) {
   const std::size_t n = lengths.size();
-  SplitMix64 rng(options.seed, epoch);
+  EpochRng rng(options.seed, epoch);
   std::vector<std::uint64_t> tie(n);
   if (options.shuffle)
     for (std::uint64_t& key : tie) key = rng.next();

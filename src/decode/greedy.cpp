@@ -6,10 +6,14 @@
 
 namespace strata::decode {
 
-Sequences greedy_search(StepModel& model, const GenerationOptions& options) {
-  return row_search(model, options, [](const at::Tensor& scores, const at::Tensor&) {
+ChooseTokens greedy_choice() {
+  return [](const at::Tensor& scores, const at::Tensor&) {
     return std::get<1>(scores.max(1));  // faster than argmax on the CPU (libtorch 1.13)
-  });
+  };
+}
+
+Sequences greedy_search(StepModel& model, const GenerationOptions& options) {
+  return row_search(model, options, greedy_choice());
 }
 
 }  // namespace strata::decode

@@ -8,7 +8,7 @@
 namespace strata::decode {
 
 Sequences row_search(StepModel& model, const GenerationOptions& options,
-                     const ChooseTokens& choose) {
+                     const ChooseTokens& choose, const StepObserver& observer) {
   options.check();
   torch::NoGradGuard no_grad;
   const std::int64_t rows = model.rows();
@@ -29,6 +29,11 @@ Sequences row_search(StepModel& model, const GenerationOptions& options,
     history.select(1, length).copy_(tokens);
     ++length;
     finished |= tokens == options.eos_id;
+    if (observer) {
+      const at::Tensor chosen = tokens.cpu().contiguous();
+      const std::int64_t* data = chosen.data_ptr<std::int64_t>();
+      if (!observer(std::vector<std::int64_t>(data, data + chosen.numel()))) break;
+    }
     if (finished.all().item<bool>()) break;
   }
   const at::Tensor generated = history.narrow(1, 0, length).cpu().contiguous();

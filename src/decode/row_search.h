@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "strata/decode/generate.h"
+#include "strata/decode/streaming.h"
 
 namespace strata::decode {
 
@@ -14,7 +15,14 @@ namespace strata::decode {
 using ChooseTokens =
     std::function<at::Tensor(const at::Tensor& scores, const at::Tensor& finished)>;
 
+// The most likely token of each row.
+ChooseTokens greedy_choice();
+// A draw from each row's filtered distribution, from a generator seeded by options.seed that
+// the returned function owns.
+ChooseTokens sampling_choice(const GenerationOptions& options);
+
+// `observer`, when set, sees each step's tokens and may stop the search.
 Sequences row_search(StepModel& model, const GenerationOptions& options,
-                     const ChooseTokens& choose);
+                     const ChooseTokens& choose, const StepObserver& observer = {});
 
 }  // namespace strata::decode

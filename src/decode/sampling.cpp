@@ -31,11 +31,16 @@ at::Tensor draw(const at::Tensor& scores, const at::Tensor& finished,
 
 }  // namespace
 
-Sequences sample(StepModel& model, const GenerationOptions& options) {
+ChooseTokens sampling_choice(const GenerationOptions& options) {
+  // Copies of a Generator share its state: the function's copies draw one stream.
   at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(options.seed);
-  return row_search(model, options, [&](const at::Tensor& scores, const at::Tensor& finished) {
+  return [options, generator](const at::Tensor& scores, const at::Tensor& finished) mutable {
     return draw(scores, finished, options, generator);
-  });
+  };
+}
+
+Sequences sample(StepModel& model, const GenerationOptions& options) {
+  return row_search(model, options, sampling_choice(options));
 }
 
 }  // namespace strata::decode

@@ -139,14 +139,24 @@ Document read_document(const std::filesystem::path& path, DocFormat format, std:
     content = sanitize_utf8(content, &replaced);
     report_invalid_utf8(path, replaced);
   }
-  Document document;
-  switch (format) {
-    case DocFormat::Markdown: document = parse_markdown(content); break;
-    case DocFormat::Man: document = parse_manpage(content, path.string()).document; break;
-    default: document = parse_plain_text(content); break;
-  }
+  Document document = parse_document_text(content, format, path.string());
   if (document.id.empty()) document.id = base_name(path);
   return document;
+}
+
+Document parse_document_text(std::string_view text, DocFormat format, std::string_view name) {
+  std::string valid;
+  if (!is_valid_utf8(text)) {
+    valid = sanitize_utf8(text);
+    text = valid;
+  }
+  if (format == DocFormat::Auto) format = sniff(text);
+  switch (format) {
+    case DocFormat::Markdown: return parse_markdown(text);
+    case DocFormat::Man: return parse_manpage(text, std::string(name)).document;
+    case DocFormat::Jsonl: throw Error(std::string(name) + ": a JSONL dataset is not one document");
+    default: return parse_plain_text(text);
+  }
 }
 
 }  // namespace strata

@@ -32,10 +32,10 @@ constexpr const char* kConfigFile = "config.json";
 constexpr const char* kTrainerStateFile = "trainer_state.json";
 constexpr const char* kTokenizerDir = "tokenizer";
 
-std::string shape_string(at::IntArrayRef sizes) { return fmt::format("[{}]", fmt::join(sizes, ", ")); }
+std::string checkpoint_shape_string(at::IntArrayRef sizes) { return fmt::format("[{}]", fmt::join(sizes, ", ")); }
 
 // "a, b, c and 7 more"
-std::string name_list(const std::vector<std::string>& names) {
+std::string checkpoint_name_list(const std::vector<std::string>& names) {
   constexpr std::size_t kShown = 5;
   std::string out;
   for (std::size_t i = 0; i < names.size() && i < kShown; ++i)
@@ -288,16 +288,16 @@ void check_tensors_match(const NamedTensors& expected, const std::map<std::strin
   if (!missing.empty() || !unexpected.empty()) {
     std::string message = source + ": tensors do not match the model";
     if (!missing.empty())
-      message.append(fmt::format("; {} missing: {}", missing.size(), name_list(missing)));
+      message.append(fmt::format("; {} missing: {}", missing.size(), checkpoint_name_list(missing)));
     if (!unexpected.empty())
-      message.append(fmt::format("; {} unexpected: {}", unexpected.size(), name_list(unexpected)));
+      message.append(fmt::format("; {} unexpected: {}", unexpected.size(), checkpoint_name_list(unexpected)));
     throw Error(message);
   }
   for (const auto& [name, tensor] : expected) {
     const at::Tensor& other = given.at(name);
     if (other.sizes() != tensor.sizes())
       throw Error(fmt::format("{}: tensor '{}' has shape {}, expected {}", source, name,
-                              shape_string(other.sizes()), shape_string(tensor.sizes())));
+                              checkpoint_shape_string(other.sizes()), checkpoint_shape_string(tensor.sizes())));
   }
 }
 

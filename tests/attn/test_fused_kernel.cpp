@@ -96,7 +96,7 @@ HeadSpec head(Mask mask, NormaliserKind kind = NormaliserKind::Softmax, double t
   return h;
 }
 
-const Mask kSection = Mask::of(MaskKind::SameSection);
+const Mask kFusedSection = Mask::of(MaskKind::SameSection);
 const Mask kPrefixBlock = Mask::of(MaskKind::PrefixBlock);
 
 HeadSpec fixed_head(FixedPattern pattern) {
@@ -223,7 +223,7 @@ TEST(FusedKernel, StructuredMasksPerHead) {
   p.heads = 4;
   p.lq = p.lk = 90;
   p.padding = true;
-  p.spec = spec_of({head(Mask::window(6, 3) || Mask::global(2)), head(kSection && !Mask::causal()),
+  p.spec = spec_of({head(Mask::window(6, 3) || Mask::global(2)), head(kFusedSection && !Mask::causal()),
                     head(Mask::of(MaskKind::SameSentence) || Mask::of(MaskKind::MatchingToken)),
                     head(Mask::of(MaskKind::SameSegment) && Mask::of(MaskKind::SameDocument))});
   p.q_tile = 16, p.k_tile = 16;
@@ -236,7 +236,7 @@ TEST(FusedKernel, HibridsBiasWithBlockMask) {
   p.lq = p.lk = 80;
   Relation hibrids;
   hibrids.kind = RelationKind::Hibrids;
-  p.spec = spec_of({head(Mask::window(10, 10) || kSection)}, hibrids);
+  p.spec = spec_of({head(Mask::window(10, 10) || kFusedSection)}, hibrids);
   p.q_tile = 16, p.k_tile = 16;
   p.make();
   expect_kernels_agree(p.call());
@@ -309,7 +309,7 @@ TEST(FusedKernel, TopPTruncation) {
   p.lq = 50, p.lk = 70;
   p.padding = true;
   p.spec = spec_of({head(Mask::all(), NormaliserKind::TopP, 1, 0.6),
-                    head(kSection || Mask::window(4, 4), NormaliserKind::TopP, 1, 0.9),
+                    head(kFusedSection || Mask::window(4, 4), NormaliserKind::TopP, 1, 0.9),
                     head(Mask::all())});
   p.q_tile = 16, p.k_tile = 16;
   p.make();
@@ -332,7 +332,7 @@ TEST(FusedKernel, TopPCorrectsByTheSmallerSideOfTheKeys) {
       t5.buckets = 8, t5.max_distance = 20;
       p.dense_shape = {2, 1};
       p.spec = spec_of({head(kPrefixBlock, NormaliserKind::TopP, 1, top_p),
-                        head(kPrefixBlock && (kSection || Mask::window(5, 5)), NormaliserKind::TopP,
+                        head(kPrefixBlock && (kFusedSection || Mask::window(5, 5)), NormaliserKind::TopP,
                              1, top_p)},
                        t5, /*dense=*/true);
       p.q_tile = 8, p.k_tile = k_tile;
@@ -439,7 +439,7 @@ TEST(FusedKernel, DeterministicForAFixedThreadCount) {
   p.lq = p.lk = 96;
   Relation hibrids;
   hibrids.kind = RelationKind::Hibrids;
-  p.spec = spec_of({head(kSection || Mask::window(8, 8))}, hibrids);
+  p.spec = spec_of({head(kFusedSection || Mask::window(8, 8))}, hibrids);
   p.q_tile = 16, p.k_tile = 16;
   p.make();
   const Outcome a = run(p.call(), Kernel::Fused), b = run(p.call(), Kernel::Fused);

@@ -14,22 +14,22 @@ namespace {
 
 using test_support::error_of;
 
-at::Tensor ids(std::vector<std::int32_t> values) { return torch::tensor(values, torch::kInt32).view({1, -1}); }
+at::Tensor pattern_ids(std::vector<std::int32_t> values) { return torch::tensor(values, torch::kInt32).view({1, -1}); }
 
 // Six tokens: "a b a . c a", two sentences, left / right context split after token 3.
 TokenLayout six_tokens() {
   TokenLayout layout;
-  layout.token = ids({5, 6, 5, 9, 7, 5});
-  layout.repeated = ids({1, 0, 1, 0, 0, 1});
-  layout.sentence = ids({0, 0, 0, 0, 1, 1});
-  layout.segment = ids({0, 0, 0, 0, 1, 1});
+  layout.token = pattern_ids({5, 6, 5, 9, 7, 5});
+  layout.repeated = pattern_ids({1, 0, 1, 0, 0, 1});
+  layout.sentence = pattern_ids({0, 0, 0, 0, 1, 1});
+  layout.segment = pattern_ids({0, 0, 0, 0, 1, 1});
   return layout;
 }
 
 // The predicate of `name` drawn as rows of 0/1 (row = query i, column = key j).
 std::vector<std::string> drawn(const std::string& name, const PatternSet& set = PatternSet()) {
   const TokenLayout layout = six_tokens();
-  PatternInputs inputs{&layout, ids({1, 0, 0, 2, 0, 0})};  // token 0 special, token 3 punctuation
+  PatternInputs inputs{&layout, pattern_ids({1, 0, 0, 2, 0, 0})};  // token 0 special, token 3 punctuation
   const at::Tensor p = pattern_predicate(set.find(name), inputs);
   EXPECT_EQ(p.sizes(), (at::IntArrayRef{1, 6, 6}));
   std::vector<std::string> rows;

@@ -15,7 +15,7 @@
 namespace strata::attn {
 namespace {
 
-at::Tensor ids(std::vector<std::int32_t> values) {
+at::Tensor reference_ids(std::vector<std::int32_t> values) {
   return torch::tensor(values, torch::kInt32).view({1, -1});
 }
 
@@ -49,8 +49,8 @@ TEST(ReferenceSpec, WindowOfFourTokens) {
 
 TEST(ReferenceSpec, MatchingTokenExemptsTokensThatOccurOnce) {
   TokenLayout layout;
-  layout.token = ids({5, 6, 5, 7});
-  layout.repeated = ids({1, 0, 1, 0});
+  layout.token = reference_ids({5, 6, 5, 7});
+  layout.repeated = reference_ids({1, 0, 1, 0});
   AttentionCall call = uniform_call(1, 4, 0, 4);
   call.query_layout = call.key_layout = &layout;
   LayerSpec spec;
@@ -62,7 +62,7 @@ TEST(ReferenceSpec, MatchingTokenExemptsTokensThatOccurOnce) {
 
 TEST(ReferenceSpec, PrefixBlockingByQuerySegment) {
   TokenLayout layout;
-  layout.segment = ids({0, 0, 1});
+  layout.segment = reference_ids({0, 0, 1});
   AttentionCall call = uniform_call(1, 3, 2, 3);
   call.query_layout = &layout;
   call.prefix_segment = torch::tensor({0, 1}, torch::kInt32);

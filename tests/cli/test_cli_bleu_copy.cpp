@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "strata/eval/bleu.h"
+#include "strata/eval/chrf.h"
 #include "support/cli.h"
 
 namespace strata {
@@ -71,6 +72,21 @@ TEST_F(CliBleuCopy, BleuJsonWithTwoReferences) {
   EXPECT_EQ(summary.at("count").get<int>(), 3);
   EXPECT_EQ(summary.at("signature").get<std::string>(),
             "nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:strata");
+}
+
+TEST_F(CliBleuCopy, ChrfBesideBleu) {
+  std::vector<nlohmann::json> lines;
+  for (std::size_t i = 0; i < kHyps.size(); ++i)
+    lines.push_back({{"prediction", kHyps[i]}, {"references", kRefs[i]}});
+  const Result r = run("eval bleu --json --chrf --pairs " + write("pairs.jsonl", lines).string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto summary = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(summary.at("chrf").get<double>(), 59.73, 0.005);  // SacreBLEU's README value
+  EXPECT_NEAR(summary.at("chrf_plus_plus").get<double>(), corpus_chrf(kHyps, kRefs, {.word_order = 2}), 1e-9);
+  EXPECT_EQ(summary.at("chrf_signature").get<std::string>(), chrf_signature({}, 2));
+  const Result table = run("eval bleu --chrf --pairs " + (dir_ / "pairs.jsonl").string());
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("chrF2++"), std::string::npos) << table.out;
 }
 
 TEST_F(CliBleuCopy, BleuOptionsReachTheScore) {

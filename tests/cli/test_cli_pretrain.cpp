@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/cli.h"
-#include "support/toy_words.h"
+#include "support/tiny_run.h"
 
 namespace strata {
 namespace {
@@ -24,19 +24,13 @@ class CliPretrain : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("strata_cli_pretrain_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    test_support::write_toy_summaries(dir_, 11, 6);
-    ASSERT_EQ(run("tokenizer train --input " + path("train.jsonl") + " --out " + path("tok") +
-                  " --vocab-size 300 --type byte-bpe")
+    ASSERT_EQ(test_support::write_tiny_run(dir_, {.seed = 11,
+                                                  .words = 6,
+                                                  .data = "max_source_tokens = 48\nmax_target_tokens = 16\n",
+                                                  .train = "max_steps = 4\nwarmup_steps = 1\neval_every = 2\neval_docs = 0\n",
+                                                  .decode = "beam_size = 1\nmax_length = 8\n"})
                   .exit_code,
               0);
-    std::ofstream(dir_ / "tiny.toml") << "[model]\nd_model = 32\nheads = 2\nd_ff = 64\nencoder_layers = 1\n"
-                                         "decoder_layers = 1\nmax_positions = 128\n"
-                                         "[data]\ntrain = \"" << path("train.jsonl") << "\"\nvalid = \""
-                                      << path("valid.jsonl") << "\"\ntokenizer = \"" << path("tok")
-                                      << "\"\nmax_source_tokens = 48\nmax_target_tokens = 16\n"
-                                         "[train]\nmax_steps = 4\nwarmup_steps = 1\neval_every = 2\neval_docs = 0\n"
-                                         "max_tokens = 512\nthreads = 1\n"
-                                         "[decode]\nbeam_size = 1\nmax_length = 8\n";
     pretrained_ = run("pretrain --quiet --config " + path("tiny.toml") + " --out " + path("base"));
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }

@@ -14,7 +14,7 @@
 
 #include "strata/core/safetensors.h"
 #include "support/cli.h"
-#include "support/toy_words.h"
+#include "support/tiny_run.h"
 
 namespace strata {
 namespace {
@@ -29,20 +29,8 @@ class CliTrain : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("strata_cli_train_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    test_support::write_toy_summaries(dir_, 7, 8);
     std::ofstream(dir_ / "doc.md") << "# tool\n\nlist the contents of a directory. print files.\n";
-    ASSERT_EQ(run("tokenizer train --input " + path("train.jsonl") + " --out " + path("tok") +
-                  " --vocab-size 300 --type byte-bpe")
-                  .exit_code,
-              0);
-    std::ofstream(dir_ / "tiny.toml") << "[model]\nd_model = 32\nheads = 2\nd_ff = 64\nencoder_layers = 1\n"
-                                         "decoder_layers = 1\nmax_positions = 128\n"
-                                         "[data]\ntrain = \"" << path("train.jsonl") << "\"\nvalid = \""
-                                      << path("valid.jsonl") << "\"\ntokenizer = \"" << path("tok")
-                                      << "\"\nmax_source_tokens = 64\n"
-                                         "[train]\nmax_steps = 6\nwarmup_steps = 2\neval_every = 3\neval_docs = 4\n"
-                                         "max_tokens = 512\nthreads = 1\n"
-                                         "[decode]\nbeam_size = 2\nmax_length = 8\n";
+    ASSERT_EQ(test_support::write_tiny_run(dir_, {.decode = "beam_size = 2\nmax_length = 8\n"}).exit_code, 0);
     trained_ = run("train --quiet --config " + path("tiny.toml") + " --out " + path("run"));
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }

@@ -18,7 +18,7 @@ using test_support::random_weights;
 using test_support::table_weights;
 using Table = std::vector<std::vector<double>>;
 
-Sequences run(const test_support::NextWeights& weights, const std::vector<std::int64_t>& inputs,
+Sequences run_greedy(const test_support::NextWeights& weights, const std::vector<std::int64_t>& inputs,
               const GenerationOptions& options) {
   PrefixModel model(inputs, weights);
   return generate(model, options);
@@ -28,7 +28,7 @@ TEST(Greedy, FollowsTheArgmaxPathOfATable) {
   // Tokens: 0 start, 1 eos, 2 pad, 3..5 words. Rows 1 and 2 are never read.
   const Table table{{0, .1, 0, .5, .3, .1},  {1, 1, 1, 1, 1, 1},     {1, 1, 1, 1, 1, 1},
                     {0, .1, 0, .1, .6, .2},  {0, .1, 0, .1, .1, .7}, {0, .8, 0, .1, .05, .05}};
-  EXPECT_EQ(run(table_weights(table), {0}, {}), (Sequences{{3, 4, 5, kEos}}));
+  EXPECT_EQ(run_greedy(table_weights(table), {0}, {}), (Sequences{{3, 4, 5, kEos}}));
 }
 
 TEST(Greedy, EqualsTheArgmaxWalkOnARandomTable) {
@@ -46,13 +46,13 @@ TEST(Greedy, EqualsTheArgmaxWalkOnARandomTable) {
   }
   GenerationOptions options;
   options.max_length = 12;
-  EXPECT_EQ(run(table_weights(table), {0}, options), Sequences{expected});
+  EXPECT_EQ(run_greedy(table_weights(table), {0}, options), Sequences{expected});
 }
 
 TEST(Greedy, StopsAtMaxLengthWithoutEos) {
   GenerationOptions options;
   options.max_length = 5;
-  const Sequences out = run(random_weights(6, 3, 0.0), {0, 1}, options);
+  const Sequences out = run_greedy(random_weights(6, 3, 0.0), {0, 1}, options);
   ASSERT_EQ(out.size(), 2u);
   for (const auto& sequence : out) {
     EXPECT_EQ(sequence.size(), 5u);
@@ -65,11 +65,11 @@ TEST(Greedy, MinLengthDelaysEos) {
   const Table table{{0, .6, 0, .3, .1}, {1, 1, 1, 1, 1}, {1, 1, 1, 1, 1},
                     {0, .6, 0, .1, .3}, {0, .6, 0, .3, .1}};
   GenerationOptions options;
-  EXPECT_EQ(run(table_weights(table), {0}, options), (Sequences{{kEos}}));
+  EXPECT_EQ(run_greedy(table_weights(table), {0}, options), (Sequences{{kEos}}));
   options.min_length = 1;
-  EXPECT_EQ(run(table_weights(table), {0}, options), (Sequences{{3, kEos}}));
+  EXPECT_EQ(run_greedy(table_weights(table), {0}, options), (Sequences{{3, kEos}}));
   options.min_length = 3;
-  EXPECT_EQ(run(table_weights(table), {0}, options), (Sequences{{3, 4, 3, kEos}}));
+  EXPECT_EQ(run_greedy(table_weights(table), {0}, options), (Sequences{{3, 4, 3, kEos}}));
 }
 
 TEST(Greedy, NoRepeatNgramBreaksALoop) {
@@ -79,20 +79,20 @@ TEST(Greedy, NoRepeatNgramBreaksALoop) {
                     {0, .5, 0, .3, .2, 0, 0},     {0, .5, 0, .2, .3, 0, 0}};
   GenerationOptions options;
   options.max_length = 8;
-  EXPECT_EQ(run(table_weights(table), {0}, options), (Sequences{{3, 4, 3, 4, 3, 4, 3, 4}}));
+  EXPECT_EQ(run_greedy(table_weights(table), {0}, options), (Sequences{{3, 4, 3, 4, 3, 4, 3, 4}}));
   // n = 2: after 3 4 3, "3 4" again is banned, so 5 (then eos).
   options.no_repeat_ngram_size = 2;
-  EXPECT_EQ(run(table_weights(table), {0}, options), (Sequences{{3, 4, 3, 5, kEos}}));
+  EXPECT_EQ(run_greedy(table_weights(table), {0}, options), (Sequences{{3, 4, 3, 5, kEos}}));
   // n = 3: after 3 4 3 4, "3 4 3" again is banned, so 6 (then eos).
   options.no_repeat_ngram_size = 3;
-  EXPECT_EQ(run(table_weights(table), {0}, options), (Sequences{{3, 4, 3, 4, 6, kEos}}));
+  EXPECT_EQ(run_greedy(table_weights(table), {0}, options), (Sequences{{3, 4, 3, 4, 6, kEos}}));
 }
 
 TEST(Greedy, NoRepeatNgramHoldsOnRandomModels) {
   GenerationOptions options;
   options.max_length = 30;
   options.no_repeat_ngram_size = 2;
-  for (const auto& sequence : run(random_weights(12, 5, 0.0), {0, 1, 2}, options)) {
+  for (const auto& sequence : run_greedy(random_weights(12, 5, 0.0), {0, 1, 2}, options)) {
     std::set<std::pair<std::int64_t, std::int64_t>> bigrams;
     for (std::size_t i = 0; i + 1 < sequence.size(); ++i)
       EXPECT_TRUE(bigrams.insert({sequence[i], sequence[i + 1]}).second) << "repeat at " << i;
@@ -111,7 +111,7 @@ TEST(Greedy, BatchedEqualsOneInputAtATimeAndFeedsPadWhenFinished) {
   PrefixModel model({0, 1, 2}, weights);
   const Sequences batched = generate(model, {});
   for (std::int64_t input = 0; input < 3; ++input) {
-    EXPECT_EQ(batched[input], run(weights, {input}, {}).at(0)) << "input " << input;
+    EXPECT_EQ(batched[input], run_greedy(weights, {input}, {}).at(0)) << "input " << input;
     EXPECT_EQ(batched[input].size(), static_cast<std::size_t>(input + 2));
     // Fed: start, the row's tokens while the batch runs on, then pad.
     const auto& fed = model.row_state()[input].fed;

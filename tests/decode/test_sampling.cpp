@@ -15,7 +15,7 @@ using test_support::NextWeights;
 using test_support::PrefixModel;
 using test_support::random_weights;
 
-Sequences run(const NextWeights& weights, const std::vector<std::int64_t>& inputs,
+Sequences run_sampling(const NextWeights& weights, const std::vector<std::int64_t>& inputs,
               const GenerationOptions& options) {
   PrefixModel model(inputs, weights);
   return generate(model, options);
@@ -32,26 +32,26 @@ GenerationOptions sampling(std::uint64_t seed) {
 TEST(Sampling, TheSameSeedRepeatsWhateverTheGlobalRng) {
   const auto weights = random_weights(12, 3, 0.3);
   torch::manual_seed(1);
-  const Sequences first = run(weights, {0, 1, 2, 3}, sampling(42));
+  const Sequences first = run_sampling(weights, {0, 1, 2, 3}, sampling(42));
   torch::manual_seed(2);
   (void)torch::rand({100});
-  EXPECT_EQ(run(weights, {0, 1, 2, 3}, sampling(42)), first);
+  EXPECT_EQ(run_sampling(weights, {0, 1, 2, 3}, sampling(42)), first);
 }
 
 TEST(Sampling, DifferentSeedsDiffer) {
   const auto weights = random_weights(12, 3, 0.3);
-  EXPECT_NE(run(weights, {0, 1, 2, 3}, sampling(1)), run(weights, {0, 1, 2, 3}, sampling(2)));
+  EXPECT_NE(run_sampling(weights, {0, 1, 2, 3}, sampling(1)), run_sampling(weights, {0, 1, 2, 3}, sampling(2)));
 }
 
 TEST(Sampling, TopKOneEqualsGreedy) {
   const auto weights = random_weights(12, 4, 0.5);
   GenerationOptions greedy;
   greedy.max_length = 20;
-  const Sequences expected = run(weights, {0, 1, 2}, greedy);
+  const Sequences expected = run_sampling(weights, {0, 1, 2}, greedy);
   for (std::uint64_t seed = 0; seed < 3; ++seed) {
     GenerationOptions options = sampling(seed);
     options.top_k = 1;
-    EXPECT_EQ(run(weights, {0, 1, 2}, options), expected) << "seed " << seed;
+    EXPECT_EQ(run_sampling(weights, {0, 1, 2}, options), expected) << "seed " << seed;
   }
 }
 
@@ -62,7 +62,7 @@ std::map<std::int64_t, double> first_token_frequencies(const GenerationOptions& 
   };
   const std::int64_t rows = 20000;
   std::map<std::int64_t, double> frequencies;
-  for (const auto& sequence : run(weights, std::vector<std::int64_t>(rows, 0), options))
+  for (const auto& sequence : run_sampling(weights, std::vector<std::int64_t>(rows, 0), options))
     frequencies[sequence.at(0)] += 1.0 / rows;
   return frequencies;
 }
@@ -99,7 +99,7 @@ TEST(Sampling, DrawsInProportionToTheFilteredDistribution) {
 TEST(Sampling, FinishedRowsStayFinished) {
   GenerationOptions options = sampling(9);
   options.max_length = 30;
-  for (const auto& sequence : run(random_weights(6, 2, 3.0), {0, 1, 2, 3, 4}, options)) {
+  for (const auto& sequence : run_sampling(random_weights(6, 2, 3.0), {0, 1, 2, 3, 4}, options)) {
     const auto eos = std::find(sequence.begin(), sequence.end(), kEos);
     EXPECT_TRUE(eos == sequence.end() || eos + 1 == sequence.end());
   }

@@ -77,7 +77,7 @@ class CheckpointTest : public testing::Test {
   fs::path root_;
 };
 
-std::string error_of(const std::function<void()>& action) {
+std::string checkpoint_error_of(const std::function<void()>& action) {
   try {
     action();
   } catch (const Error& e) {
@@ -161,16 +161,16 @@ TEST_F(CheckpointTest, WeightsOfAnotherArchitectureAreAClearError) {
 
   TinyNet wider(16);
   const std::string message =
-      error_of([&] { load_weights_into(wider, loaded.weights, "ckpt/model.safetensors"); });
+      checkpoint_error_of([&] { load_weights_into(wider, loaded.weights, "ckpt/model.safetensors"); });
   EXPECT_EQ(message, "ckpt/model.safetensors: tensor 'fc1.weight' has shape [8, 4], expected [16, 4]");
 
   TinyNet extended(8);
   extended.register_parameter("prefix_keys", torch::zeros({2, 8}));
-  const std::string names = error_of([&] { load_weights_into(extended, loaded.weights, "m"); });
+  const std::string names = checkpoint_error_of([&] { load_weights_into(extended, loaded.weights, "m"); });
   EXPECT_EQ(names, "m: tensors do not match the model; 1 missing: prefix_keys");
   auto more = loaded.weights;
   more.emplace("pooler.weight", torch::zeros({1}));
-  EXPECT_EQ(error_of([&] { load_weights_into(net, more, "m"); }),
+  EXPECT_EQ(checkpoint_error_of([&] { load_weights_into(net, more, "m"); }),
             "m: tensors do not match the model; 1 unexpected: pooler.weight");
 }
 
@@ -181,17 +181,17 @@ TEST_F(CheckpointTest, MissingOrMalformedFilesAreNamed) {
   const fs::path dir = root_ / "ckpt";
   save_checkpoint(dir, contents(net, optimizer, 1));
   fs::remove(dir / "optimizer.safetensors");
-  EXPECT_EQ(error_of([&] { load_checkpoint(dir); }),
+  EXPECT_EQ(checkpoint_error_of([&] { load_checkpoint(dir); }),
             (dir / "optimizer.safetensors").string() + ": missing from the checkpoint");
 
   save_checkpoint(dir, contents(net, optimizer, 1));
   write_file_atomic(dir / "trainer_state.json", R"({"step": 1, "epoch": 0, "batch_in_epoch": 0,
                     "best_metric": null, "best_step": null})");
-  const std::string message = error_of([&] { load_checkpoint(dir); });
+  const std::string message = checkpoint_error_of([&] { load_checkpoint(dir); });
   EXPECT_NE(message.find("trainer_state.json"), std::string::npos) << message;
   EXPECT_NE(message.find("seed"), std::string::npos) << message;
 
-  EXPECT_NE(error_of([&] { load_checkpoint(root_ / "nothing"); }).find("nothing"), std::string::npos);
+  EXPECT_NE(checkpoint_error_of([&] { load_checkpoint(root_ / "nothing"); }).find("nothing"), std::string::npos);
 }
 
 TEST_F(CheckpointTest, FailedSaveRemovesItsTemporary) {
@@ -200,7 +200,7 @@ TEST_F(CheckpointTest, FailedSaveRemovesItsTemporary) {
   AdamW optimizer(module_tensors(net));
   CheckpointContents c = contents(net, optimizer, 1);
   c.tokenizer_dir = root_ / "no-such-tokenizer";
-  const std::string message = error_of([&] { save_checkpoint(root_ / "ckpt", c); });
+  const std::string message = checkpoint_error_of([&] { save_checkpoint(root_ / "ckpt", c); });
   EXPECT_NE(message.find("no-such-tokenizer"), std::string::npos) << message;
   EXPECT_TRUE(entries(root_).empty());
 }
@@ -286,7 +286,7 @@ TEST_F(CheckpointTest, RunDirectoryLatestBestAndPruning) {
   EXPECT_EQ(load_checkpoint(*find_latest_checkpoint(run)).trainer_state.step, 5);
 
   fs::remove_all(checkpoint_dir(run, 5));
-  const std::string message = error_of([&] { find_latest_checkpoint(run); });
+  const std::string message = checkpoint_error_of([&] { find_latest_checkpoint(run); });
   EXPECT_NE(message.find("latest"), std::string::npos) << message;
   EXPECT_NE(message.find("step-00000005, which does not exist"), std::string::npos) << message;
 }

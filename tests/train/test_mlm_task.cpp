@@ -15,7 +15,7 @@ using test_support::error_of;
 
 constexpr std::int32_t kCls = 1, kSep = 2, kMask = 3, kVocab = 24;
 
-models::ModelConfig tiny_config() {
+models::ModelConfig tiny_mlm_config() {
   models::ModelConfig c;
   c.architecture = "encoder";
   c.head = models::EncoderHead::Token;
@@ -72,7 +72,7 @@ double mean_loss(MlmTask& task, Split split, std::size_t rows) {
 
 TEST(MlmTask, AFewStepsLowerTheMaskedTokenLossOnARepetitiveCorpus) {
   torch::manual_seed(3);
-  MlmTask task(models::EncoderModel(tiny_config()), corpus(36), corpus(18), masking());
+  MlmTask task(models::EncoderModel(tiny_mlm_config()), corpus(36), corpus(18), masking());
   const std::size_t train_rows = task.costs(Split::Train).size(), valid_rows = task.costs(Split::Valid).size();
   ASSERT_EQ(train_rows, 16u);  // 2 chunks of 18 tokens a word
   torch::optim::AdamW optimizer(task.model().parameters(), torch::optim::AdamWOptions(3e-3));
@@ -97,7 +97,7 @@ TEST(MlmTask, AFewStepsLowerTheMaskedTokenLossOnARepetitiveCorpus) {
 
 TEST(MlmTask, TrainingMasksChangeWithTheEpochAndValidationMasksNever) {
   torch::manual_seed(3);
-  MlmTask task(models::EncoderModel(tiny_config()), corpus(18), corpus(18), masking());
+  MlmTask task(models::EncoderModel(tiny_mlm_config()), corpus(18), corpus(18), masking());
   task.model().eval();
   torch::NoGradGuard no_grad;
   const std::vector<std::size_t> rows = all_rows(5);
@@ -113,12 +113,12 @@ TEST(MlmTask, TrainingMasksChangeWithTheEpochAndValidationMasksNever) {
 }
 
 TEST(MlmTask, NeedsTheTokenHeadOverTheVocabulary) {
-  models::ModelConfig sequence = tiny_config();
+  models::ModelConfig sequence = tiny_mlm_config();
   sequence.head = models::EncoderHead::Sequence;
   EXPECT_NE(error_of([&] { MlmTask(models::EncoderModel(sequence), chunks(30, 4), {}, masking()); })
                 .find("model.head"),
             std::string::npos);
-  models::ModelConfig two = tiny_config();
+  models::ModelConfig two = tiny_mlm_config();
   two.num_labels = 2;
   EXPECT_NE(error_of([&] { MlmTask(models::EncoderModel(two), chunks(30, 4), {}, masking()); }).find("model.num_labels"),
             std::string::npos);

@@ -15,9 +15,9 @@ namespace {
 
 using test_support::error_of;
 
-constexpr std::int32_t kCls = 1, kSep = 3;
+constexpr std::int32_t kSegmentationCls = 1, kSegmentationSep = 3;
 
-models::ModelConfig tiny_config() {
+models::ModelConfig tiny_segmentation_config() {
   models::ModelConfig c;
   c.architecture = "encoder";
   c.head = models::EncoderHead::Sequence;
@@ -33,7 +33,7 @@ models::ModelConfig tiny_config() {
   return c;
 }
 
-models::EncoderModel tiny_model(models::ModelConfig c = tiny_config()) {
+models::EncoderModel tiny_model(models::ModelConfig c = tiny_segmentation_config()) {
   torch::manual_seed(3);
   return models::EncoderModel(c);
 }
@@ -52,11 +52,11 @@ SegmentationExample example(const std::vector<std::int32_t>& left, const std::ve
     l.sentence.push_back(sentence);
     l.segment.push_back(segment);
   };
-  push(kCls, 0, -1, 0);
+  push(kSegmentationCls, 0, -1, 0);
   for (std::int32_t t : left) push(t, 0, 0, 0);
-  push(kSep, 0, -1, 0);
+  push(kSegmentationSep, 0, -1, 0);
   for (std::int32_t t : right) push(t, 1, 1, 1);
-  push(kSep, 0, -1, 1);
+  push(kSegmentationSep, 0, -1, 1);
   l.tree.parent = {-1, 0};
   l.tree.depth = {0, 1};
   l.tree.heading = {"", "S"};
@@ -157,7 +157,7 @@ TEST(SegmentationTask, ProbabilitiesAreTheSoftmaxOfEachExampleAndMetricsScoreThe
 
 TEST(SegmentationTask, AnIntraContextMaskHidesTheRightContextFromCls) {
   // seed 003's intra-context pattern: each token sees only its own context (segment).
-  models::ModelConfig c = tiny_config();
+  models::ModelConfig c = tiny_segmentation_config();
   attn::LayerSpec spec;
   spec.heads[0].mask = attn::parse_mask("same_segment");
   c.encoder_attention = {spec};
@@ -169,11 +169,11 @@ TEST(SegmentationTask, AnIntraContextMaskHidesTheRightContextFromCls) {
 }
 
 TEST(SegmentationTask, AModelOfAnotherHeadOrTooFewPositionsIsAnError) {
-  models::ModelConfig c = tiny_config();
+  models::ModelConfig c = tiny_segmentation_config();
   c.head = models::EncoderHead::Marker;
   EXPECT_NE(error_of([&] { SegmentationTask(tiny_model(c), toy_examples(2, 1), {}); }).find("model.head"),
             std::string::npos);
-  c = tiny_config();
+  c = tiny_segmentation_config();
   c.max_positions = 8;
   const std::string message = error_of([&] { SegmentationTask(tiny_model(c), toy_examples(6, 1), {}); });
   EXPECT_NE(message.find("model.max_positions"), std::string::npos) << message;

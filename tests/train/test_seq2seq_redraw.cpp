@@ -16,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-models::ModelConfig tiny_config() {
+models::ModelConfig tiny_redraw_config() {
   models::ModelConfig c;
   c.vocab_size = 30;
   c.d_model = 16;
@@ -59,7 +59,7 @@ struct Recorder {
 TEST(Seq2SeqRedraw, EachEpochRedrawsTheExamplesAndTheirCosts) {
   const test_support::WordTokenizer tokenizer;
   Recorder recorder;
-  Seq2SeqTask task(models::Seq2Seq(tiny_config()), tokenizer, examples(3), examples(2), 4, recorder.redraw());
+  Seq2SeqTask task(models::Seq2Seq(tiny_redraw_config()), tokenizer, examples(3), examples(2), 4, recorder.redraw());
   EXPECT_EQ(task.costs(Split::Train), (std::vector<std::size_t>{6, 6, 6}));  // epoch 0: 4 + 2
   task.start_epoch(2);
   EXPECT_EQ(task.costs(Split::Train), (std::vector<std::size_t>{8, 8, 8}));
@@ -81,18 +81,18 @@ TEST(Seq2SeqRedraw, TheTrainerStartsEveryEpochAndAResumedRunItsCurrentOne) {
   o.threads = 1;
   RunInfo run;
   run.run_dir = dir;
-  run.model_config = tiny_config().to_json();
+  run.model_config = tiny_redraw_config().to_json();
   run.quiet = true;
   {
     Recorder recorder;
     torch::manual_seed(1);
-    Seq2SeqTask task(models::Seq2Seq(tiny_config()), tokenizer, examples(4), examples(2), 4, recorder.redraw());
+    Seq2SeqTask task(models::Seq2Seq(tiny_redraw_config()), tokenizer, examples(4), examples(2), 4, recorder.redraw());
     o.max_steps = 3;
     EXPECT_EQ(run_training(task, o, run).steps, 3);
     EXPECT_EQ(recorder.epochs, (std::set<std::int64_t>{0, 1}));
   }
   Recorder recorder;
-  Seq2SeqTask task(models::Seq2Seq(tiny_config()), tokenizer, examples(4), examples(2), 4, recorder.redraw());
+  Seq2SeqTask task(models::Seq2Seq(tiny_redraw_config()), tokenizer, examples(4), examples(2), 4, recorder.redraw());
   recorder.epochs.clear();  // forget the constructor's epoch 0
   o.max_steps = 6;
   run.resume = true;

@@ -18,7 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-models::ModelConfig tiny_config() {
+models::ModelConfig tiny_trainer_config() {
   models::ModelConfig c;
   c.vocab_size = 30;
   c.d_model = 16;
@@ -73,7 +73,7 @@ class ScriptedTask : public TrainTask {
  private:
   static models::Seq2Seq make_model() {
     torch::manual_seed(3);
-    return models::Seq2Seq(tiny_config());
+    return models::Seq2Seq(tiny_trainer_config());
   }
   test_support::WordTokenizer tokenizer_;
   Seq2SeqTask inner_;
@@ -100,7 +100,7 @@ TrainOptions options() {
 RunInfo run_info(const fs::path& dir, bool resume = false) {
   RunInfo r;
   r.run_dir = dir;
-  r.model_config = tiny_config().to_json();
+  r.model_config = tiny_trainer_config().to_json();
   r.resume = resume;
   r.quiet = true;
   return r;

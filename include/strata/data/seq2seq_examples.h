@@ -66,6 +66,10 @@ std::vector<std::size_t> share_budget(std::span<const std::size_t> section_lengt
 // for ([SEC], or [SEC-L1] at least), or the options leave no room for text.
 Seq2SeqExample make_seq2seq_example(const Document& document, const Tokenizer& tokenizer,
                                     const TruncationOptions& options);
+// An example to decode: the source only (the target is a placeholder), the reference the
+// document's summary when it has one.
+Seq2SeqExample make_source_example(const Document& document, const Tokenizer& tokenizer,
+                                   const TruncationOptions& options);
 
 struct Seq2SeqLoadStats {
   std::size_t documents = 0;          // documents read

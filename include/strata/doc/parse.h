@@ -28,4 +28,9 @@ DocFormat detect_format(const std::filesystem::path& path, std::string_view cont
 Document read_document(const std::filesystem::path& path, DocFormat format = DocFormat::Auto,
                        std::size_t jsonl_index = 0);
 
+// One document from text already in memory (a request body): Auto detects Markdown, man or
+// plain text from the content; Jsonl is a strata::Error. Invalid UTF-8 is replaced by U+FFFD.
+// `name` is what a parser's messages call the text.
+Document parse_document_text(std::string_view text, DocFormat format, std::string_view name);
+
 }  // namespace strata

@@ -1,0 +1,173 @@
+#include "strata/serve/served_model.h"
+
+#include <torch/torch.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "strata/core/error.h"
+#include "strata/data/seq2seq_examples.h"
+#include "strata/decode/model_steppers.h"
+#include "strata/decode/streaming.h"
+#include "strata/decode/summarize.h"
+#include "strata/doc/parse.h"
+#include "strata/recipes/architectures.h"
+#include "strata/recipes/loaded_model.h"
+#include "strata/serve/streamed_text.h"
+#include "strata/train/run_config.h"
+
+namespace strata::serve {
+
+struct ServedModel::Loaded {
+  recipes::LoadedModel info;
+  std::shared_ptr<models::LanguageModel> language_model;
+  models::Seq2Seq seq2seq{nullptr};
+};
+
+ServedModel::ServedModel(const std::filesystem::path& model, const std::filesystem::path& adapter, int threads)
+    : loaded_(std::make_unique<Loaded>()), threads_(threads) {
+  recipes::LoadOptions options;
+  options.adapter = adapter;
+  loaded_->info = recipes::load_model(model, options);
+  loaded_->language_model = std::dynamic_pointer_cast<models::LanguageModel>(loaded_->info.module);
+  if (auto seq2seq = std::dynamic_pointer_cast<models::Seq2SeqImpl>(loaded_->info.module))
+    loaded_->seq2seq = models::Seq2Seq(seq2seq);
+  if (!continues_text() && !summarizes())
+    throw Error((loaded_->info.checkpoint / "config.json").string() + ": a " + architecture() +
+                " model neither writes text nor summarizes; strata serve needs a language model (causal_lm, "
+                "bst_lm) or a seq2seq summarizer");
+}
+
+ServedModel::~ServedModel() = default;
+
+const std::string& ServedModel::architecture() const { return loaded_->info.config.architecture; }
+bool ServedModel::continues_text() const { return loaded_->language_model != nullptr; }
+bool ServedModel::summarizes() const { return !loaded_->seq2seq.is_empty(); }
+std::int64_t ServedModel::context_tokens() const { return loaded_->info.config.max_positions; }
+
+std::int64_t ServedModel::count_tokens(const std::string& text) const {
+  return static_cast<std::int64_t>(loaded_->info.tokenizer->encode(text).size());
+}
+
+namespace {
+
+// The prompt's token ids; an empty prompt starts from the tokenizer's bos (or eos), as a
+// language model's first token needs something before it.
+std::vector<std::int64_t> prompt_ids(const Tokenizer& tokenizer, const std::string& prompt) {
+  const std::vector<std::int32_t> ids = tokenizer.encode(prompt);
+  if (!ids.empty()) return {ids.begin(), ids.end()};
+  const std::optional<std::int32_t> start = tokenizer.bos_id() ? tokenizer.bos_id() : tokenizer.eos_id();
+  if (!start) throw ApiError(400, "invalid_request_error", "the prompt has no tokens", "prompt");
+  return {*start};
+}
+
+// One choice's tokens and text while it is written.
+struct Choice {
+  std::vector<std::int32_t> tokens;
+  std::int64_t generated = 0;  // tokens produced, eos included
+  StreamedText text;
+};
+
+}  // namespace
+
+GenerationResult ServedModel::complete(const GenerationJob& job, const ChoiceSink& sink,
+                                       const std::function<bool()>& keep_going) const {
+  if (!continues_text())
+    throw ApiError(400, "invalid_request_error",
+                   "the served model is a " + architecture() + " summarizer; use POST /v1/summarize", "model");
+  const recipes::LoadedModel& info = loaded_->info;
+  const Tokenizer& tokenizer = *info.tokenizer;
+  const std::vector<std::int64_t> ids = prompt_ids(tokenizer, job.prompt);
+  const auto prompt_tokens = static_cast<std::int64_t>(ids.size());
+  if (prompt_tokens + job.max_tokens > context_tokens())
+    throw ApiError(400, "invalid_request_error",
+                   fmt::format("this model's context is {} tokens; the prompt has {} and max_tokens asks for {} more",
+                               context_tokens(), prompt_tokens, job.max_tokens),
+                   "max_tokens", "context_length_exceeded");
+
+  decode::GenerationOptions options;
+  options.max_length = job.max_tokens;
+  options.do_sample = job.temperature > 0;
+  if (options.do_sample) {
+    options.temperature = job.temperature;
+    options.top_p = job.top_p;
+    options.top_k = job.top_k;
+    options.seed = job.seed;
+  }
+  options = decode::with_model_tokens(options, info.config);
+
+  std::vector<Choice> choices(static_cast<std::size_t>(job.n));
+  for (Choice& c : choices) c.text = StreamedText(job.stop);
+  const auto flush = [&](std::size_t index) {
+    Choice& c = choices[index];
+    const std::string settled = c.text.take_settled();
+    if (sink && (!settled.empty() || c.text.finished()))
+      sink(static_cast<std::int64_t>(index), settled,
+           c.text.finished() ? std::optional<std::string>(c.text.finish_reason()) : std::nullopt);
+  };
+  const auto observe = [&](const std::vector<std::int64_t>& tokens) {
+    bool open = false;
+    for (std::size_t i = 0; i < choices.size(); ++i) {
+      Choice& c = choices[i];
+      if (c.text.finished()) continue;
+      ++c.generated;
+      if (tokens[i] == options.eos_id) {
+        c.text.finish("stop");
+      } else {
+        c.tokens.push_back(static_cast<std::int32_t>(tokens[i]));
+        c.text.update(tokenizer.decode(c.tokens));
+        if (c.generated == job.max_tokens) c.text.finish("length");
+      }
+      flush(i);
+      open = open || !c.text.finished();
+    }
+    return open && keep_going();
+  };
+
+  torch::NoGradGuard no_grad;
+  // OpenMP's thread count belongs to the calling thread: each request thread sets its own.
+  if (threads_ > 0) at::set_num_threads(threads_);
+  const at::Tensor prompts = torch::tensor(ids).unsqueeze(0).expand({job.n, prompt_tokens}).contiguous();
+  const std::unique_ptr<decode::StepModel> stepper =
+      recipes::find_architecture(architecture()).stepper(info.module, {prompts, {}, nullptr, /*use_cache=*/true});
+  decode::generate_streaming(*stepper, options, observe);
+
+  GenerationResult result;
+  result.usage.prompt_tokens = prompt_tokens;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    Choice& c = choices[i];
+    if (!c.text.finished()) {  // stopped by keep_going
+      c.text.finish("length");
+      flush(i);
+    }
+    result.choices.push_back({c.text.text(), c.text.finish_reason()});
+    result.usage.completion_tokens += c.generated;
+  }
+  return result;
+}
+
+std::vector<std::string> ServedModel::summarize(const std::vector<std::string>& documents,
+                                                std::int64_t max_tokens) const {
+  if (!summarizes())
+    throw ApiError(400, "invalid_request_error",
+                   "the served model is a " + architecture() + " language model; use POST /v1/completions", "model");
+  const recipes::LoadedModel& info = loaded_->info;
+  const TruncationOptions truncation = train::data_options(info.run).truncation;
+  std::vector<Seq2SeqExample> examples;
+  for (std::size_t i = 0; i < documents.size(); ++i) {
+    const std::string name = fmt::format("input[{}]", i);
+    const Document document = parse_document_text(documents[i], DocFormat::Auto, name);
+    if (document.empty()) throw ApiError(400, "invalid_request_error", name + " has no text to summarize", "input");
+    examples.push_back(make_source_example(document, *info.tokenizer, truncation));
+  }
+  decode::SummarizeOptions options;
+  options.generation = train::generation_options(info.run);
+  options.generation.max_length = max_tokens;
+  torch::NoGradGuard no_grad;
+  if (threads_ > 0) at::set_num_threads(threads_);
+  models::Seq2Seq model = loaded_->seq2seq;
+  return decode::summarize(model, *info.tokenizer, examples, options);
+}
+
+}  // namespace strata::serve
