@@ -106,6 +106,11 @@ class Service {
   void summarize(const httplib::Request& req, httplib::Response& res);
   nlohmann::json model_card() const;
 
+  // When a request arriving now must be answered: waiting and decoding share the timeout.
+  Clock::time_point request_deadline() const {
+    return Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(options_.request_timeout_seconds));
+  }
   ApiError timeout() const {
     return ApiError(504, "timeout", fmt::format("the request ran past the server's limit of {} s (strata serve "
                                                 "--request-timeout)", options_.request_timeout_seconds));
@@ -197,9 +202,7 @@ void Service::completions(const httplib::Request& req, httplib::Response& res, b
     throw ApiError(400, "invalid_request_error",
                    "the served model is a " + model_.architecture() + " summarizer; use POST /v1/summarize", "model");
   fit_to_context(request);
-  const Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(options_.request_timeout_seconds));
+  const Clock::time_point deadline = request_deadline();
   std::shared_ptr<AdmissionTicket> ticket = admit(deadline);
   if (request.stream) return stream(res, std::move(request), std::move(ticket), deadline);
 
@@ -306,10 +309,7 @@ void Service::summarize(const httplib::Request& req, httplib::Response& res) {
                      fmt::format("'max_tokens' must be an integer in [1, {}]", max_tokens), "max_tokens");
     max_tokens = it->get<std::int64_t>();
   }
-  const Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(options_.request_timeout_seconds));
-  const std::shared_ptr<AdmissionTicket> ticket = admit(deadline);
+  const std::shared_ptr<AdmissionTicket> ticket = admit(request_deadline());
   const std::vector<std::string> summaries = model_.summarize(inputs, max_tokens);
   Usage usage;
   nlohmann::json data = nlohmann::json::array();
