@@ -4,11 +4,9 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 
 #include "strata/core/error.h"
 #include "strata/data/seq2seq_examples.h"
-#include "strata/decode/model_steppers.h"
 #include "strata/decode/streaming.h"
 #include "strata/decode/summarize.h"
 #include "strata/doc/parse.h"
@@ -50,6 +48,14 @@ std::int64_t ServedModel::count_tokens(const std::string& text) const {
   return static_cast<std::int64_t>(loaded_->info.tokenizer->encode(text).size());
 }
 
+void ServedModel::check_fits(std::int64_t prompt_tokens, std::int64_t max_tokens) const {
+  if (prompt_tokens + max_tokens > context_tokens())
+    throw ApiError(400, "invalid_request_error",
+                   fmt::format("this model's context is {} tokens; the prompt has {} and max_tokens asks for {} more",
+                               context_tokens(), prompt_tokens, max_tokens),
+                   "max_tokens", "context_length_exceeded");
+}
+
 namespace {
 
 // The prompt's token ids; an empty prompt starts from the tokenizer's bos (or eos), as a
@@ -80,11 +86,7 @@ GenerationResult ServedModel::complete(const GenerationJob& job, const ChoiceSin
   const Tokenizer& tokenizer = *info.tokenizer;
   const std::vector<std::int64_t> ids = prompt_ids(tokenizer, job.prompt);
   const auto prompt_tokens = static_cast<std::int64_t>(ids.size());
-  if (prompt_tokens + job.max_tokens > context_tokens())
-    throw ApiError(400, "invalid_request_error",
-                   fmt::format("this model's context is {} tokens; the prompt has {} and max_tokens asks for {} more",
-                               context_tokens(), prompt_tokens, job.max_tokens),
-                   "max_tokens", "context_length_exceeded");
+  check_fits(prompt_tokens, job.max_tokens);
 
   decode::GenerationOptions options;
   options.max_length = job.max_tokens;

@@ -179,13 +179,7 @@ void Service::fit_to_context(CompletionRequest& request) const {
   const std::int64_t longest = *std::max_element(lengths.begin(), lengths.end());
   if (!request.max_tokens_given)
     request.max_tokens = std::max<std::int64_t>(1, std::min(request.max_tokens, model_.context_tokens() - longest));
-  for (const std::int64_t tokens : lengths) {
-    if (tokens + request.max_tokens > model_.context_tokens())
-      throw ApiError(400, "invalid_request_error",
-                     fmt::format("this model's context is {} tokens; the prompt has {} and max_tokens asks for {} more",
-                                 model_.context_tokens(), tokens, request.max_tokens),
-                     "max_tokens", "context_length_exceeded");
-  }
+  model_.check_fits(longest, request.max_tokens);
 }
 
 GenerationJob Service::job_of(const CompletionRequest& request, std::size_t prompt, std::uint64_t seed) const {

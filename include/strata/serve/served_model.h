@@ -50,6 +50,9 @@ class ServedModel {
   bool summarizes() const;      // /v1/summarize
   std::int64_t context_tokens() const;  // the longest prompt plus output the model takes
   std::int64_t count_tokens(const std::string& text) const;
+  // ApiError 400 context_length_exceeded when the prompt and the output asked for overflow the
+  // context; the server checks before a request takes a worker, complete() again for any caller.
+  void check_fits(std::int64_t prompt_tokens, std::int64_t max_tokens) const;
 
   // Decodes job.n choices of job.prompt. `keep_going` is asked after every step; false stops
   // decoding (the choices then end with "length"). Safe to call from several threads.
