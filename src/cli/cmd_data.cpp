@@ -1,4 +1,4 @@
-// strata data manpages | stats | code | markup | books | debian | descriptions | glue.
+// strata data manpages | stats | code | markup | books | debian | descriptions | glue | ambig.
 #include <cstdio>
 #include <iostream>
 
@@ -12,6 +12,7 @@
 #include "strata/data/glue_tsv.h"
 #include "strata/data/long_corpora.h"
 #include "strata/data/manpage_corpus.h"
+#include "strata/data/section_ambiguity.h"
 #include "strata/text/tokenizer.h"
 
 namespace strata::cli {
@@ -283,6 +284,56 @@ void register_glue(CLI::App* data) {
   });
 }
 
+void register_ambig(CLI::App* data) {
+  auto options = std::make_shared<SectionAmbiguityOptions>();
+  auto out = std::make_shared<std::filesystem::path>();
+  CLI::App* ambig = data->add_subcommand(
+      "ambig", "Build ambiguous-translation data from man-page names that live in several sections (thesis ch. 4)");
+  ambig->footer(
+      "A man-page name with pages in two or more sections (printf 1/3, kill 1/2, crontab 1/5) is a sense ambiguity. "
+      "Every sentence of another page that cites \"name(k)\" becomes an example once its \"(k)\" is stripped: "
+      "source = the sentence, context = its paragraph (stripped the same way), question = which section is meant "
+      "(Is \"kill\" the user command (1) or the system call (2)?), answer = k, targets = the NAME line of "
+      "name(k) in English and in each installed translation (manpages-fr, -de, -es put them in MAN_ROOT/<lang>/). "
+      "Mentions in NAME and SEE ALSO, self-mentions, sentences citing two senses of a name, sentences of fewer "
+      "than 4 words of their own and sentences longer than --max-context-words are skipped; repeated paragraphs count once; at most --max-per-sense mentions per "
+      "name and section in each split. Split by a hash of the citing page's name; a name needs two senses in train, "
+      "and an answer must be seen in train.\n"
+      "Output: OUT/{train,validation,test}.jsonl (the JSONL `strata chain` reads) and OUT/stats.json (what was "
+      "skipped and dropped, per split the examples, answers and targets, and two trivial baselines on test: the "
+      "majority section and each name's majority section in train). Each file is written then renamed.");
+  ambig->add_option("--out", *out, "output directory")->required();
+  ambig->add_option("--man-root", options->man_root, "man page root holding man1..man9 and <lang>/man*")
+      ->capture_default_str();
+  ambig->add_option("--languages", options->languages, "translated page trees under MAN_ROOT, comma-separated")
+      ->delimiter(',')
+      ->capture_default_str();
+  ambig->add_option("--max-per-sense", options->max_per_sense, "mentions kept per name and section in a split (0: all)")
+      ->capture_default_str();
+  ambig->add_option("--max-context-words", options->max_context_words,
+                    "cut longer contexts to the sentences nearest the mention and skip longer sentences (0: no limit)")
+      ->capture_default_str();
+  ambig->add_option("--validation-percent", options->validation_percent)->capture_default_str();
+  ambig->add_option("--test-percent", options->test_percent)->capture_default_str();
+  ambig->add_flag("--quiet", options->quiet, "no progress output");
+  on_run(ambig, [=] {
+    const nlohmann::json stats = build_section_ambiguity(*options, *out);
+    std::printf("ambig: %zu ambiguous names (%zu senses) from %zu pages; %zu mentions found\n",
+                stats["ambiguous_names"].get<std::size_t>(), stats["senses"].get<std::size_t>(),
+                stats["pages_scanned"].get<std::size_t>(), stats["mentions_found"].get<std::size_t>());
+    std::printf("%-11s %9s %6s  %s\n", "split", "examples", "names", "with target");
+    for (const char* split : {"train", "validation", "test"}) {
+      const nlohmann::json& s = stats["splits"][split];
+      std::printf("%-11s %9zu %6zu  %s\n", split, s["examples"].get<std::size_t>(), s["names"].get<std::size_t>(),
+                  s["with_target"].dump().c_str());
+    }
+    std::printf("test baselines: majority section %s %.3f, each name's majority in train %.3f\n",
+                stats["test_majority_answer"].get<std::string>().c_str(), stats["test_majority_share"].get<double>(),
+                stats["test_name_majority_accuracy"].get<double>());
+    std::printf("wrote %s/{train,validation,test}.jsonl and stats.json\n", out->c_str());
+  });
+}
+
 }  // namespace
 
 void register_data(CLI::App& app) {
@@ -337,6 +388,7 @@ void register_data(CLI::App& app) {
   register_debian(data);
   register_descriptions(data);
   register_glue(data);
+  register_ambig(data);
 }
 
 }  // namespace strata::cli

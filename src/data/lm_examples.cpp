@@ -24,27 +24,37 @@ void check_block_size(std::size_t block_size) {
 
 }  // namespace
 
-std::vector<std::int32_t> lm_token_stream(std::span<const Document> documents,
-                                          const Tokenizer& tokenizer) {
+LmBlocking parse_lm_blocking(std::string_view name) {
+  if (name == "stream") return LmBlocking::kStream;
+  if (name == "document") return LmBlocking::kDocument;
+  throw Error(fmt::format("language-model blocks '{}': choose stream or document", name));
+}
+
+std::vector<std::vector<std::int32_t>> encode_lm_documents(std::span<const Document> documents,
+                                                           const Tokenizer& tokenizer) {
   const std::int32_t eos = require_eos(tokenizer, "language-model data");
   std::vector<std::vector<std::int32_t>> encoded(documents.size());
   std::exception_ptr failure;  // an exception must not leave the parallel region
 #pragma omp parallel for schedule(dynamic, 4)
   for (std::size_t i = 0; i < documents.size(); ++i) {
     try {
-      if (!documents[i].empty()) encoded[i] = tokenizer.encode(documents[i].text);
+      if (documents[i].empty()) continue;
+      encoded[i] = tokenizer.encode(documents[i].text);
+      encoded[i].push_back(eos);
     } catch (...) {
 #pragma omp critical
       if (!failure) failure = std::current_exception();
     }
   }
   if (failure) std::rethrow_exception(failure);
+  return encoded;
+}
+
+std::vector<std::int32_t> lm_token_stream(std::span<const Document> documents,
+                                          const Tokenizer& tokenizer) {
   std::vector<std::int32_t> stream;
-  for (std::size_t i = 0; i < documents.size(); ++i) {
-    if (documents[i].empty()) continue;
-    stream.insert(stream.end(), encoded[i].begin(), encoded[i].end());
-    stream.push_back(eos);
-  }
+  for (const std::vector<std::int32_t>& document : encode_lm_documents(documents, tokenizer))
+    stream.insert(stream.end(), document.begin(), document.end());
   return stream;
 }
 
@@ -62,17 +72,23 @@ std::vector<std::vector<std::int32_t>> make_lm_chunks(std::span<const std::int32
 
 std::vector<std::vector<std::int32_t>> load_lm_chunks(
     const std::vector<std::filesystem::path>& inputs, const Tokenizer& tokenizer,
-    std::size_t block_size, bool show_progress) {
+    std::size_t block_size, bool show_progress, LmBlocking blocking) {
   check_block_size(block_size);
   require_eos(tokenizer, "language-model data");
   if (inputs.empty()) throw Error("language-model data: no input files");
   Progress progress("documents", 0, "documents", !show_progress);
   std::vector<std::int32_t> stream;
+  std::vector<std::vector<std::int32_t>> chunks;  // LmBlocking::kDocument's, made as documents arrive
   std::vector<Document> batch;
   std::size_t empty = 0;
   const auto flush = [&] {
-    const std::vector<std::int32_t> tokens = lm_token_stream(batch, tokenizer);
-    stream.insert(stream.end(), tokens.begin(), tokens.end());
+    for (const std::vector<std::int32_t>& document : encode_lm_documents(batch, tokenizer)) {
+      if (blocking == LmBlocking::kStream) {
+        stream.insert(stream.end(), document.begin(), document.end());
+      } else {
+        for (auto& chunk : make_lm_chunks(document, block_size)) chunks.push_back(std::move(chunk));
+      }
+    }
     progress.add(batch.size());
     batch.clear();
   };
@@ -98,7 +114,7 @@ std::vector<std::vector<std::int32_t>> load_lm_chunks(
   flush();
   progress.finish();
 
-  std::vector<std::vector<std::int32_t>> chunks = make_lm_chunks(stream, block_size);
+  if (blocking == LmBlocking::kStream) chunks = make_lm_chunks(stream, block_size);
   if (chunks.empty())
     throw Error(fmt::format("{}: too little text for a block of 2 tokens",
                             inputs.size() == 1 ? inputs.front().string() : "the inputs"));

@@ -6,39 +6,11 @@
 #include <vector>
 
 #include "strata/core/error.h"
+#include "strata/core/split_mix64.h"
 
 namespace strata {
 
 namespace {
-
-// splitmix64 (Steele, Lea and Flood 2014): a small, fast generator. Each resample has its
-// own stream, started from the seed and the resample's number, so resamples can be drawn in
-// parallel and the result does not depend on the number of threads.
-class SplitMix64 {
- public:
-  explicit SplitMix64(std::uint64_t state) : state_(state) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  // A uniform integer below n by Lemire's multiply-shift with rejection: unbiased, and the
-  // same on every platform (std::uniform_int_distribution differs between libraries).
-  std::uint64_t below(std::uint64_t n) {
-    unsigned __int128 product = static_cast<unsigned __int128>(next()) * n;
-    if (static_cast<std::uint64_t>(product) < n) {
-      const std::uint64_t threshold = (0 - n) % n;
-      while (static_cast<std::uint64_t>(product) < threshold) {
-        product = static_cast<unsigned __int128>(next()) * n;
-      }
-    }
-    return static_cast<std::uint64_t>(product >> 64);
-  }
-
- private:
-  std::uint64_t state_;
-};
 
 Estimate estimate(std::vector<double>& resample_means, double mean, double tail) {
   std::sort(resample_means.begin(), resample_means.end());

@@ -31,7 +31,7 @@ std::unique_ptr<train::TrainTask> make_lm_task(std::shared_ptr<torch::nn::Module
   auto load = [&](const std::filesystem::path& path) {
     if (path.empty()) return train::TokenBlocks{};
     return tlm ? load_tlm_windows(path, in.tokenizer, format, extracts, !in.quiet)
-               : load_lm_chunks({path}, in.tokenizer, options.block_size, !in.quiet);
+               : load_lm_chunks({path}, in.tokenizer, options.block_size, !in.quiet, options.blocking);
   };
   train::TokenBlocks train_set = keep_fraction(load(in.train), options), valid_set = load(in.valid);
   std::printf("data: %zu training and %zu validation blocks of %zu tokens\n", train_set.size(), valid_set.size(),

@@ -30,6 +30,10 @@ ConfigSchema run_schema() {
   s.add("data.section_tokens", std::string(section_tokens_name(d.truncation.section_tokens)),
         "markers before each section's source text: none, sectok ([SEC]) or lvlsectok ([SEC-L1], [SEC-L2], …; seed 001 §5.2)");
   s.add("data.block_size", std::int64_t(d.block_size), "language models: tokens per training chunk");
+  s.add("data.blocks", std::string("stream"),
+        "language models: stream (documents concatenated and cut every data.block_size tokens) or document "
+        "(each document its own blocks, padded in a batch: a prompt and its completion are never split or read "
+        "after another document)");
   s.add("data.train_fraction", d.train_fraction,
         "share of the training set used, 0 < F <= 1: round(F x N) examples, at least 1, in their order "
         "(low-resource runs, seed 000 §6.6; `--train-fraction` sets it)");
@@ -148,6 +152,7 @@ DataOptions data_options(const Config& c) {
   d.truncation.segments = static_cast<int>(std::max<std::int64_t>(segments, 1));
   d.truncation.section_tokens = section_tokens_from_name(c.get<std::string>("data.section_tokens"));
   d.block_size = static_cast<std::size_t>(c.get<std::int64_t>("data.block_size"));
+  d.blocking = parse_lm_blocking(c.get<std::string>("data.blocks"));
   d.train_fraction = c.get<double>("data.train_fraction");
   if (!(d.train_fraction > 0 && d.train_fraction <= 1))
     throw Error(fmt::format("data.train_fraction: must be in (0, 1], got {}", d.train_fraction));

@@ -108,6 +108,42 @@ TEST_F(LmExamples, ConcatenatesDatasetsAndDocumentFilesInOrder) {
   EXPECT_EQ(concatenated(chunks), expected);
 }
 
+TEST_F(LmExamples, DocumentBlockingKeepsEachDocumentToItsOwnBlocks) {
+  const std::vector<std::string> sentences = test::generated_sentences(60);
+  std::string long_text;
+  for (std::size_t i = 10; i < 60; ++i) long_text += sentences[i] + " ";
+  {
+    std::ofstream out(dir_ / "docs.jsonl");
+    for (const std::string& text : {sentences[0], long_text, sentences[1]})
+      out << nlohmann::json{{"id", "d"}, {"text", text}}.dump() << "\n";
+  }
+  const std::int32_t eos = *tokenizer_->eos_id();
+  const auto encoded = [&](const std::string& text) {
+    std::vector<std::int32_t> ids = tokenizer_->encode(text);
+    ids.push_back(eos);
+    return ids;
+  };
+  const std::vector<std::int32_t> first = encoded(sentences[0]), middle = encoded(long_text),
+                                   last = encoded(sentences[1]);
+  const std::size_t block = 64;
+  ASSERT_LT(first.size(), block);
+  ASSERT_GT(middle.size(), 2 * block);
+  ASSERT_NE(middle.size() % block, 1u) << "pick another block size: the long document's last block would be dropped";
+
+  const auto chunks = load_lm_chunks({dir_ / "docs.jsonl"}, *tokenizer_, block, false, LmBlocking::kDocument);
+  const std::size_t middle_blocks = (middle.size() + block - 1) / block;
+  ASSERT_EQ(chunks.size(), middle_blocks + 2);
+  EXPECT_EQ(chunks.front(), first);  // alone, not followed by the next document's tokens
+  EXPECT_EQ(chunks.back(), last);
+  std::vector<std::vector<std::int32_t>> middle_chunks(chunks.begin() + 1, chunks.end() - 1);
+  EXPECT_EQ(concatenated(middle_chunks), middle);
+  EXPECT_EQ(concatenated(chunks), concatenated({first, middle, last}));
+  // The stream cuts the same tokens every `block` tokens instead.
+  EXPECT_EQ(load_lm_chunks({dir_ / "docs.jsonl"}, *tokenizer_, block, false).front().size(), block);
+  EXPECT_EQ(parse_lm_blocking("document"), LmBlocking::kDocument);
+  EXPECT_NE(error_of([] { parse_lm_blocking("lines"); }).find("stream or document"), std::string::npos);
+}
+
 TEST_F(LmExamples, ErrorsNameTheFile) {
   const std::filesystem::path missing = dir_ / "missing.md";
   EXPECT_NE(error_of([&] { load_lm_chunks({missing}, *tokenizer_, 16, false); })

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "strata/doc/document.h"
@@ -14,8 +15,13 @@ namespace strata {
 
 class Tokenizer;
 
-// Each document's text (Document::text) encoded and followed by eos, in order, tokenized in
-// parallel. Documents with no text add nothing. strata::Error when the tokenizer has no eos.
+// Each document's text (Document::text) encoded and followed by eos, tokenized in parallel; a
+// document with no text gives no tokens (not even eos). strata::Error when the tokenizer has
+// no eos.
+std::vector<std::vector<std::int32_t>> encode_lm_documents(std::span<const Document> documents,
+                                                           const Tokenizer& tokenizer);
+
+// encode_lm_documents' tokens, concatenated in order.
 std::vector<std::int32_t> lm_token_stream(std::span<const Document> documents,
                                           const Tokenizer& tokenizer);
 
@@ -24,12 +30,21 @@ std::vector<std::int32_t> lm_token_stream(std::span<const Document> documents,
 std::vector<std::vector<std::int32_t>> make_lm_chunks(std::span<const std::int32_t> stream,
                                                       std::size_t block_size);
 
+// How documents become blocks. kStream: concatenated and cut every block_size tokens, so no
+// token is padding (pretraining on long text). kDocument: each document alone, cut into blocks
+// of block_size where longer, so a short document (a prompt and its completion) is never split
+// across blocks and never read after another; shorter blocks are padded in a batch.
+enum class LmBlocking { kStream, kDocument };
+
+// "stream" / "document"; strata::Error naming the choices otherwise.
+LmBlocking parse_lm_blocking(std::string_view name);
+
 // The blocks of the documents of `inputs`, in order: every document of a JSONL dataset (any
 // shape DatasetReader knows; the body only), or one document per Markdown, man or plain
 // text file (read_document). strata::Error naming the file on a bad input, and when the
 // inputs hold too little text for one block.
 std::vector<std::vector<std::int32_t>> load_lm_chunks(
     const std::vector<std::filesystem::path>& inputs, const Tokenizer& tokenizer,
-    std::size_t block_size, bool show_progress);
+    std::size_t block_size, bool show_progress, LmBlocking blocking = LmBlocking::kStream);
 
 }  // namespace strata

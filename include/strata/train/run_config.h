@@ -8,6 +8,7 @@
 
 #include "strata/core/config.h"
 #include "strata/data/denoising.h"
+#include "strata/data/lm_examples.h"
 #include "strata/data/seq2seq_examples.h"
 #include "strata/data/tlm_examples.h"
 #include "strata/decode/generation_options.h"
@@ -23,6 +24,7 @@ struct DataOptions {
   std::filesystem::path tokenizer;           // a strata tokenizer directory
   TruncationOptions truncation;
   std::size_t block_size = 256;              // language models: tokens per chunk
+  LmBlocking blocking = LmBlocking::kStream;  // language models: documents concatenated or alone
   double train_fraction = 1.0;               // share of the training set used (low-resource runs)
   std::uint64_t fraction_seed = 1;           // which share: independent of the training seed
 };
