@@ -3,7 +3,9 @@
 # ships: man-page names that live in several sections (`strata data ambig`: a sentence that
 # mentions printf with its "(3)" removed, the paragraph around it as context, the section as the
 # user's answer, the page's NAME line in the target language as the translation). Small causal
-# LMs trained here play the roles (`strata chain text` makes their documents):
+# LMs trained here play the roles (`strata chain text` makes their documents; each model learns
+# its completions only, data.blocks = completion, and is decoded from the checkpoint of lowest
+# validation loss on them):
 #   NoExtra       one model, S -> A
 #   WithContext   one model, S, C -> A
 #   Chain         a translator (S -> Q and S, Q, U -> A) and a user (S, C, Q -> U)
@@ -12,12 +14,12 @@
 # chain outputs are kept.
 #
 # The target language is English by default: every sense has an English NAME line, and a stock
-# install translates only about a third of them (a French line for 64 of the 266 test mentions),
+# install translates only about a third of them (a French line for 63 of the 239 test mentions),
 # so `en` gives the most test mentions; the target is then a gloss of the meant sense, which is
 # what the information-flow question needs (the rendering depends on the sense).
 #
 # Usage: bench/thesis-ch4.sh [BUILD_DIR] [OUT_DIR]
-#   SEEDS="1 2 3"  LANGUAGE=en  STEPS=2000 (per model)  TEST=1000 (test examples at most)
+#   SEEDS="1 2 3"  LANGUAGE=en  STEPS=1000 (per model)  TEST=1000 (test examples at most)
 #   REPORT=docs/results/thesis-ch4.md
 set -euo pipefail
 build=${1:-build}
@@ -25,7 +27,7 @@ out=${2:-runs/thesis-ch4}
 strata="$(realpath "$build")/strata"
 seeds=${SEEDS:-"1 2 3"}
 language=${LANGUAGE:-en}
-steps=${STEPS:-2000}
+steps=${STEPS:-1000}
 test_examples=${TEST:-1000}
 report=${REPORT:-docs/results/thesis-ch4.md}
 config="$(realpath configs/thesis-ch4.toml)"

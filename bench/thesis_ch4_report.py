@@ -5,9 +5,10 @@ must beat, and the thesis's claims checked one by one."""
 import argparse
 import json
 import os
+import random
 from collections import Counter, defaultdict
 
-from report_common import best_valid_loss, fmt, mean_std, write_atomic
+from report_common import fmt, mean_std, write_atomic
 
 SYSTEMS = ["no_extra", "with_context", "chain", "chain-corrupt10", "chain-corrupt30", "chain-corrupt50"]
 NAMES = {"no_extra": "NoExtra (S → A)", "with_context": "WithContext (S, C → A)", "chain": "Chain (S → Q; S, C, Q → U; S, Q, U → A)",
@@ -22,21 +23,70 @@ def read_jsonl(path):
 
 
 def most_frequent_sense(out_dir, language):
-    """Per name, the section most often meant in training; its exact match and section
-    accuracy on the test examples: what a system that ignores the context can reach."""
+    """Per name, the section most often meant in training; per test mention (by id) whether
+    that section is the meant one and whether its NAME line is the reference: what a system
+    that ignores the context can reach."""
     counts = defaultdict(Counter)
     targets = {}
     for r in read_jsonl(os.path.join(out_dir, "data", "train.jsonl")):
         counts[r["name"]][r["section"]] += 1
         if language in r.get("targets", {}):
             targets[(r["name"], r["section"])] = r["targets"][language]
-    test = read_jsonl(os.path.join(out_dir, "test.jsonl"))
-    right_section = right_line = 0
-    for r in test:
+    right = {}
+    for r in read_jsonl(os.path.join(out_dir, "test.jsonl")):
         guess = counts[r["name"]].most_common(1)[0][0] if counts[r["name"]] else None
-        right_section += guess == r["section"]
-        right_line += targets.get((r["name"], guess)) == r["targets"][language]
-    return 100 * right_section / len(test), 100 * right_line / len(test), len(test)
+        right[r["id"]] = (guess == r["section"], targets.get((r["name"], guess)) == r["targets"][language])
+    return right
+
+
+def exact_by_id(chain_dir, system):
+    """Per test id, 1 when the system's output is the reference exactly, else 0."""
+    path = os.path.join(chain_dir, "outputs", f"{system}.jsonl")
+    return {o["id"]: float(o["translation"].split() == o["reference"].split()) for o in read_jsonl(path)}
+
+
+def paired_bootstrap(a, b, resamples=1000, seed=1):
+    """Koehn's paired bootstrap over examples: mean(a) - mean(b) and the share of resamples in
+    which the full set's winner does not win (a tie counts as not winning)."""
+    n = len(a)
+    rng = random.Random(seed)
+    diff = (sum(a) - sum(b)) / n
+    lose = 0
+    for _ in range(resamples):
+        idx = [rng.randrange(n) for _ in range(n)]
+        d = sum(a[i] - b[i] for i in idx)
+        lose += (d <= 0) if diff > 0 else (d >= 0)
+    return 100 * diff, lose / resamples
+
+
+def sense_lines(out_dir, language):
+    """(name, section) -> the NAME line in `language`, from every split: what each sense of a
+    name renders as."""
+    lines = {}
+    for split in ["train", "validation", "test"]:
+        for r in read_jsonl(os.path.join(out_dir, "data", f"{split}.jsonl")):
+            if language in r.get("targets", {}):
+                lines[(r["name"], r["section"])] = r["targets"][language]
+    return lines
+
+
+def sense_analysis(out_dir, chain_dir, system, language, lines):
+    """How a system's outputs resolve the ambiguity: the share that is the NAME line of some
+    sense of the mentioned name (well formed), of the meant sense (right sense), and of the
+    meant sense among the well-formed ones."""
+    test = {r["id"]: r for r in read_jsonl(os.path.join(out_dir, "test.jsonl"))}
+    path = os.path.join(chain_dir, "outputs", f"{system}.jsonl")
+    if not os.path.exists(path):
+        return None
+    formed = right = total = 0
+    for o in read_jsonl(path):
+        r = test[o["id"]]
+        senses = {lines[(r["name"], k)]: k for k in r["sections"] if (r["name"], k) in lines}
+        total += 1
+        if o["translation"] in senses:
+            formed += 1
+            right += senses[o["translation"]] == r["section"]
+    return 100 * formed / total, 100 * right / total, 100 * right / formed if formed else float("nan")
 
 
 def main():
@@ -51,7 +101,10 @@ def main():
     seeds = a.seeds.split()
     scores = {s: json.load(open(os.path.join(a.out_dir, f"chain-s{s}", "scores.json"))) for s in seeds}
     stats = json.load(open(os.path.join(a.out_dir, "data", "stats.json")))
-    mfs_section, mfs_line, n_test = most_frequent_sense(a.out_dir, a.language)
+    mfs = most_frequent_sense(a.out_dir, a.language)
+    n_test = len(mfs)
+    mfs_section = 100 * sum(r[0] for r in mfs.values()) / n_test
+    mfs_line = 100 * sum(r[1] for r in mfs.values()) / n_test
 
     def per_seed(system, metric):
         return [scores[s]["systems"][system][metric] for s in seeds if metric in scores[s]["systems"].get(system, {})]
@@ -62,7 +115,9 @@ def main():
     L += ["## Scale", "",
           "| | thesis | here |", "|---|---|---|",
           "| models | PaLM 8B / 62B / 540B, prompted 8-shot, no training | causal LMs of 3 layers, d = 128 "
-          f"(~0.8M parameters), trained {a.steps} steps per role on two CPU cores |",
+          f"(~1M parameters, a 2,000-token byte-level BPE), trained {a.steps} steps per role on two CPU cores "
+          "on their completions only (data.blocks = completion), decoded greedily from the checkpoint of lowest "
+          "validation loss |",
           f"| data | AmbigMT: 1,000 OpenSubtitles samples per ambiguity and pair | `strata data ambig`: {n_test} test "
           "mentions of man-page names that live in several sections (printf 1/3, kill 1/2, ...) |",
           "| ambiguity resolved by | formality, gender of \"it\", polysemy | the man-page section the sentence means |",
@@ -88,6 +143,20 @@ def main():
         L.append(f"| {NAMES[system]} | " + " | ".join(cells) + f" | {fmt(mean_std(answer)) if answer else '–'} |")
     L += ["", "Answer right: the share of chain examples where the answer the translator got was the meant "
           "section (after corruption).", ""]
+    lines = sense_lines(a.out_dir, a.language)
+    L += ["## How the outputs resolve the ambiguity (mean over seeds)", "",
+          "Every sense of a name has its own NAME line, so an output can be read as a choice of sense: *well "
+          "formed* when it is the NAME line of one of the mentioned name's senses, *right sense* when it is the "
+          "meant one's (= exact match), and right among the well-formed outputs, which separates choosing the "
+          "sense from writing its line. The most-frequent-sense baseline is well formed for every mention.", "",
+          "| system | well formed % | right sense % | right among well formed % |", "|---|---|---|---|"]
+    for system in SYSTEMS:
+        rows = [sense_analysis(a.out_dir, os.path.join(a.out_dir, f"chain-s{sd}"), system, a.language, lines)
+                for sd in seeds]
+        rows = [r for r in rows if r]
+        if rows:
+            L.append(f"| {NAMES[system]} | " + " | ".join(fmt(mean_std([r[k] for r in rows]), 1) for k in range(3)) + " |")
+    L += [f"| most-frequent sense | 100.0 | {mfs_line:.1f} | {mfs_line:.1f} |", ""]
     L += ["## Paired bootstrap per seed (1,000 resamples over the test examples)", "",
           "| comparison | seed | exact match Δ (p) | chrF Δ (p) | BLEU Δ (p) |", "|---|---|---|---|---|"]
     for pair in ["chain vs with_context", "chain vs no_extra", "with_context vs no_extra"]:
@@ -97,6 +166,33 @@ def main():
                 continue
             cells = [f"{c[m]['a'] - c[m]['b']:+.2f} ({c[m]['p_value']:.3f})" for m, _ in METRICS]
             L.append(f"| {pair} | {s} | " + " | ".join(cells) + " |")
+    ids = sorted(mfs)
+    L += ["", "Against the most-frequent-sense baseline, and the chain against itself with half the answers wrong "
+          "(exact match, the same test in Python over each seed's outputs):", "",
+          "| comparison | seed | exact match Δ (p) |", "|---|---|---|"]
+    against = {}
+    for system in ["no_extra", "with_context", "chain"]:
+        for sd in seeds:
+            mine = exact_by_id(os.path.join(a.out_dir, f"chain-s{sd}"), system)
+            d, p = paired_bootstrap([mine[i] for i in ids], [float(mfs[i][1]) for i in ids])
+            against.setdefault(system, []).append((d, p))
+            L.append(f"| {system} vs most-frequent sense | {sd} | {d:+.2f} ({p:.3f}) |")
+    for sd in seeds:
+        clean = exact_by_id(os.path.join(a.out_dir, f"chain-s{sd}"), "chain")
+        worst = exact_by_id(os.path.join(a.out_dir, f"chain-s{sd}"), "chain-corrupt50")
+        d, p = paired_bootstrap([clean[i] for i in ids], [worst[i] for i in ids])
+        against.setdefault("corrupt", []).append((d, p))
+        L.append(f"| chain vs chain, 50 % wrong | {sd} | {d:+.2f} ({p:.3f}) |")
+
+    def verdict_of(pairs):
+        if len(pairs) < 2:
+            return "one seed: no verdict"
+        if all(d > 0 and p < 0.05 for d, p in pairs):
+            return "**holds** (better in every seed, p < 0.05 in each)"
+        if all(d < 0 and p < 0.05 for d, p in pairs):
+            return "**does not hold: the reverse** (worse in every seed, p < 0.05 in each)"
+        return "**not established** (the seeds disagree or p ≥ 0.05)"
+
     L += ["", "## The thesis's claims, checked", ""]
 
     def verdict(a_sys, b_sys, metric):
@@ -124,13 +220,18 @@ def main():
           f"- *The chain beats NoExtra*: exact match {verdict('chain', 'no_extra', 'exact_match')}.",
           "- *A worse user hurts the chain* (Fig. 4.5's direction): exact match at 0/10/30/50 % corrupted answers "
           + ", ".join(fmt(mean_std(per_seed(sys, 'exact_match'))) for sys in SYSTEMS[2:] if per_seed(sys, 'exact_match'))
-          + ".", ""]
-    L += ["## Runs", "", "| role | seed | best validation loss |", "|---|---|---|"]
+          + f"; the clean chain over the 50 % one: {verdict_of(against['corrupt'])}.",
+          "- *Beats the trivial baseline* (most-frequent sense, exact match; NoExtra never sees the context and "
+          "can at best equal it, the others must beat it to show they use the context): " + "; ".join(f"{NAMES[k]} {verdict_of(against[k])}"
+                                                   for k in ["no_extra", "with_context", "chain"]) + ".", ""]
+    L += ["## Runs", "", "Validation loss on the completions (nats per token), at each evaluation.", "",
+          "| role | seed | validation loss by step |", "|---|---|---|"]
     for role in ["no_extra", "with_context", "translator", "user"]:
         for s in seeds:
             metrics = os.path.join(a.out_dir, "runs", f"{role}-s{s}", "metrics.jsonl")
             if os.path.exists(metrics):
-                L.append(f"| {role} | {s} | {best_valid_loss(metrics):.3f} |")
+                valid = {r["step"]: r["loss"] for r in read_jsonl(metrics) if r.get("split") == "valid"}
+                L.append(f"| {role} | {s} | " + ", ".join(f"{step}: {loss:.2f}" for step, loss in sorted(valid.items())) + " |")
     L += ["", "Data: " + ", ".join(f"{k} {v}" for k, v in stats.items() if isinstance(v, (int, float))), ""]
     write_atomic(a.report, L)
 

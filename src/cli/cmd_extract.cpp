@@ -46,21 +46,13 @@ struct ExtractFlags {
   CLI::Option* trigram_blocking_option = nullptr;
 };
 
+// The run's selection, with what the command line gives over it.
 train::ExtractiveSelection selection_of(const ExtractFlags& flags, const Config& run) {
-  train::ExtractiveSelection selection;
-  selection.top_k = flags.top_k_option->count() > 0 ? flags.top_k
-                                                    : static_cast<std::size_t>(run.get<std::int64_t>("extract.top_k"));
-  selection.trigram_blocking =
-      flags.trigram_blocking_option->count() > 0 ? flags.trigram_blocking : run.get<bool>("extract.trigram_blocking");
+  train::ExtractiveSelection selection = train::extractive_selection(run);
+  if (flags.top_k_option->count() > 0) selection.top_k = flags.top_k;
+  if (flags.trigram_blocking_option->count() > 0) selection.trigram_blocking = flags.trigram_blocking;
   if (selection.top_k == 0) throw Error("--top-k: must be at least 1");
   return selection;
-}
-
-ExtractiveOptions options_of(const Config& run) {
-  ExtractiveOptions options;
-  options.max_tokens = static_cast<std::size_t>(run.get<std::int64_t>("data.max_source_tokens"));
-  options.oracle_sentences = static_cast<std::size_t>(run.get<std::int64_t>("extract.oracle_sentences"));
-  return options;
 }
 
 // The first k sentences, and the oracle's, of each example: the peers of the model's extract.
@@ -201,7 +193,7 @@ void run_extract(const ExtractFlags& flags) {
   recipes::LoadedModel info;
   models::EncoderModel model = recipes::load_encoder(flags.model, info, "extractive", "strata extract", flags.adapter);
   const train::ExtractiveSelection selection = selection_of(flags, info.run);
-  const ExtractiveOptions options = options_of(info.run);
+  const ExtractiveOptions options = train::extractive_options(info.run);
   std::vector<ExtractiveExample> examples =
       load_extractive_examples(flags.data, *info.tokenizer, options, !flags.quiet);
   if (flags.limit > 0 && examples.size() > flags.limit) examples.resize(flags.limit);

@@ -83,7 +83,7 @@ struct Made {
 Made make(const Document& document, const Tokenizer& tokenizer, const ExtractiveOptions& options,
           const Wrappers& wrappers) {
   Made made;
-  if (trim(document.summary).empty()) return made;
+  if (options.needs_reference && trim(document.summary).empty()) return made;
   // Wrapping adds two tokens per sentence, so one token past max_tokens is enough to tell
   // whether text was left out.
   LayoutOptions layout_options;
@@ -135,7 +135,8 @@ Made make(const Document& document, const Tokenizer& tokenizer, const Extractive
   out.tree = std::move(text.tree);
   e.id = document.id;
   e.ids = out.token;
-  e.labels = oracle_labels(e.sentences, document.summary, options.oracle_sentences);
+  e.labels = options.needs_reference ? oracle_labels(e.sentences, document.summary, options.oracle_sentences)
+                                     : std::vector<int>(e.sentences.size(), 0);
   e.reference = document.summary;
   made.example = std::move(e);
   return made;

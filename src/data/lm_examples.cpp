@@ -27,7 +27,17 @@ void check_block_size(std::size_t block_size) {
 LmBlocking parse_lm_blocking(std::string_view name) {
   if (name == "stream") return LmBlocking::kStream;
   if (name == "document") return LmBlocking::kDocument;
-  throw Error(fmt::format("language-model blocks '{}': choose stream or document", name));
+  if (name == "completion") return LmBlocking::kCompletion;
+  throw Error(fmt::format("language-model blocks '{}': choose stream, document or completion", name));
+}
+
+std::size_t completion_start(std::string_view text) {
+  std::size_t end = text.size();
+  while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == '\r' || text[end - 1] == ' ')) --end;
+  const std::size_t newline = text.rfind('\n', end == 0 ? 0 : end - 1);
+  const std::size_t line = newline == std::string_view::npos ? 0 : newline + 1;
+  const std::size_t colon = text.find(':', line);
+  return colon == std::string_view::npos || colon >= end ? std::string_view::npos : colon + 1;
 }
 
 std::vector<std::vector<std::int32_t>> encode_lm_documents(std::span<const Document> documents,
@@ -82,11 +92,24 @@ std::vector<std::vector<std::int32_t>> load_lm_chunks(
   std::vector<Document> batch;
   std::size_t empty = 0;
   const auto flush = [&] {
-    for (const std::vector<std::int32_t>& document : encode_lm_documents(batch, tokenizer)) {
+    std::vector<std::vector<std::int32_t>> encoded = encode_lm_documents(batch, tokenizer);
+    for (std::size_t i = 0; i < encoded.size(); ++i) {
+      std::vector<std::int32_t>& document = encoded[i];
       if (blocking == LmBlocking::kStream) {
         stream.insert(stream.end(), document.begin(), document.end());
-      } else {
+      } else if (blocking == LmBlocking::kDocument) {
         for (auto& chunk : make_lm_chunks(document, block_size)) chunks.push_back(std::move(chunk));
+      } else {
+        const std::string_view text = batch[i].text;
+        const std::size_t cut = completion_start(text);
+        if (cut == std::string_view::npos)
+          throw Error(fmt::format("language-model data: document '{}': its last line has no 'Field:' before a "
+                                  "completion (data.blocks = completion)",
+                                  batch[i].title));
+        const std::size_t prompt = std::min(tokenizer.encode(text.substr(0, cut)).size(), document.size());
+        for (std::size_t t = 0; t < prompt; ++t) document[t] = as_prompt_token(document[t]);
+        if (document.size() > block_size) document.erase(document.begin(), document.end() - block_size);
+        if (document.size() >= 2) chunks.push_back(std::move(document));
       }
     }
     progress.add(batch.size());

@@ -33,7 +33,7 @@ std::optional<SentenceExtractionExample> make_sentence_extraction_example(const 
   if (options.max_sentences == 0 || options.max_sentence_tokens == 0)
     throw Error("sentence extraction examples: max_sentences and max_sentence_tokens must be positive");
   const std::vector<std::string> summary = summary_sentences(document.summary);
-  if (summary.empty()) return std::nullopt;
+  if (options.needs_reference && summary.empty()) return std::nullopt;
   SentenceExtractionExample e;
   e.id = document.id;
   e.reference = document.summary;
@@ -47,7 +47,7 @@ std::optional<SentenceExtractionExample> make_sentence_extraction_example(const 
     e.sentences.push_back(std::move(text));
   }
   if (e.sentences.empty()) return std::nullopt;
-  e.oracle = evidence_oracle(e.sentences, summary);
+  if (options.needs_reference) e.oracle = evidence_oracle(e.sentences, summary);
   return e;
 }
 

@@ -63,10 +63,7 @@ LmBatch collate_lm(std::span<const std::vector<std::int32_t>> chunks, std::span<
                    std::int64_t pad_id) {
   std::size_t width = 1;
   LmBatch batch;
-  for (const std::size_t r : rows) {
-    width = std::max(width, chunks[r].size() - 1);
-    batch.tokens += static_cast<std::int64_t>(chunks[r].size() - 1);
-  }
+  for (const std::size_t r : rows) width = std::max(width, chunks[r].size() - 1);
   batch.inputs = pad_rows(rows.size(), width, pad_id, [&](std::size_t i) {
     const auto& c = chunks[rows[i]];
     return std::pair{c.data(), c.size() - 1};
@@ -75,6 +72,11 @@ LmBatch collate_lm(std::span<const std::vector<std::int32_t>> chunks, std::span<
     const auto& c = chunks[rows[i]];
     return std::pair{c.data() + 1, c.size() - 1};
   });
+  // A prompt token (stored as -1 - id, data/lm_examples.h) is read as its id and is no label.
+  const at::Tensor prompt = batch.inputs.lt(0);
+  batch.inputs = torch::where(prompt, -1 - batch.inputs, batch.inputs);
+  batch.labels.masked_fill_(batch.labels.lt(0), kIgnoreLabel);
+  batch.tokens = batch.labels.ne(kIgnoreLabel).sum().item<std::int64_t>();
   return batch;
 }
 

@@ -78,9 +78,7 @@ std::unique_ptr<train::TrainTask> make_encoder_task(std::shared_ptr<torch::nn::M
   const train::DataOptions options = train::data_options(config);
   if (task == "extractive") {
     if (m.head != models::EncoderHead::Marker) throw Error("model.head: extractive models need the marker head");
-    ExtractiveOptions extract;
-    extract.max_tokens = options.truncation.max_source_tokens;
-    extract.oracle_sentences = static_cast<std::size_t>(config.get<std::int64_t>("extract.oracle_sentences"));
+    const ExtractiveOptions extract = train::extractive_options(config);
     auto load = [&](const std::filesystem::path& path) {
       return path.empty() ? std::vector<ExtractiveExample>{}
                           : load_extractive_examples(path, tokenizer, extract, !in.quiet, nullptr);
@@ -88,11 +86,8 @@ std::unique_ptr<train::TrainTask> make_encoder_task(std::shared_ptr<torch::nn::M
     std::vector<ExtractiveExample> train_set = keep_fraction(load(in.train), options), valid_set = load(in.valid);
     std::printf("data: %zu training and %zu validation documents (extractive)\n", train_set.size(), valid_set.size());
     report_sparsity(m, train_set.empty() ? valid_set : train_set);
-    train::ExtractiveSelection selection;
-    selection.top_k = static_cast<std::size_t>(config.get<std::int64_t>("extract.top_k"));
-    selection.trigram_blocking = config.get<bool>("extract.trigram_blocking");
     return std::make_unique<train::ExtractiveTask>(model, tokenizer, std::move(train_set),
-                                                   std::move(valid_set), selection);
+                                                   std::move(valid_set), train::extractive_selection(config));
   }
   if (task == "segmentation") {
     if (m.head != models::EncoderHead::Sequence) throw Error("model.head: segmentation models need the sequence head");

@@ -6,14 +6,20 @@
 
 
 #include "strata/core/error.h"
+#include "strata/data/extractive_examples.h"
+#include "strata/data/sentence_extraction_examples.h"
 #include "strata/data/seq2seq_examples.h"
 #include "strata/decode/streaming.h"
 #include "strata/decode/summarize.h"
 #include "strata/doc/parse.h"
 #include "strata/recipes/architectures.h"
 #include "strata/recipes/loaded_model.h"
+#include "strata/models/encoder_model.h"
+#include "strata/models/sentence_extractors.h"
 #include "strata/serve/streamed_text.h"
+#include "strata/train/extractive_task.h"
 #include "strata/train/run_config.h"
+#include "strata/train/sentence_extraction_task.h"
 
 namespace strata::serve {
 
@@ -21,6 +27,10 @@ struct ServedModel::Loaded {
   recipes::LoadedModel info;
   std::shared_ptr<models::LanguageModel> language_model;
   models::Seq2Seq seq2seq{nullptr};
+  // Extractive models summarize by picking sentences: thesis ch. 2's sent_clf / sent_ptr, or
+  // an encoder trained with data.task = extractive (BERTSum, seed 003).
+  std::shared_ptr<models::SentenceExtractor> sentence_extractor;
+  models::EncoderModel extractive_encoder{nullptr};
 };
 
 ServedModel::ServedModel(const std::filesystem::path& model, const std::filesystem::path& adapter, int threads)
@@ -31,17 +41,23 @@ ServedModel::ServedModel(const std::filesystem::path& model, const std::filesyst
   loaded_->language_model = std::dynamic_pointer_cast<models::LanguageModel>(loaded_->info.module);
   if (auto seq2seq = std::dynamic_pointer_cast<models::Seq2SeqImpl>(loaded_->info.module))
     loaded_->seq2seq = models::Seq2Seq(seq2seq);
+  loaded_->sentence_extractor = std::dynamic_pointer_cast<models::SentenceExtractor>(loaded_->info.module);
+  if (auto encoder = std::dynamic_pointer_cast<models::EncoderModelImpl>(loaded_->info.module))
+    if (loaded_->info.run.get<std::string>("data.task") == "extractive") loaded_->extractive_encoder = models::EncoderModel(encoder);
   if (!continues_text() && !summarizes())
     throw Error((loaded_->info.checkpoint / "config.json").string() + ": a " + architecture() +
                 " model neither writes text nor summarizes; strata serve needs a language model (causal_lm, "
-                "bst_lm) or a seq2seq summarizer");
+                "bst_lm), a seq2seq summarizer or an extractive model (sent_clf, sent_ptr, an encoder trained with "
+                "data.task = extractive)");
 }
 
 ServedModel::~ServedModel() = default;
 
 const std::string& ServedModel::architecture() const { return loaded_->info.config.architecture; }
 bool ServedModel::continues_text() const { return loaded_->language_model != nullptr; }
-bool ServedModel::summarizes() const { return !loaded_->seq2seq.is_empty(); }
+bool ServedModel::summarizes() const {
+  return !loaded_->seq2seq.is_empty() || loaded_->sentence_extractor || !loaded_->extractive_encoder.is_empty();
+}
 std::int64_t ServedModel::context_tokens() const { return loaded_->info.config.max_positions; }
 
 std::int64_t ServedModel::count_tokens(const std::string& text) const {
@@ -155,21 +171,61 @@ std::vector<std::string> ServedModel::summarize(const std::vector<std::string>& 
     throw ApiError(400, "invalid_request_error",
                    "the served model is a " + architecture() + " language model; use POST /v1/completions", "model");
   const recipes::LoadedModel& info = loaded_->info;
-  const TruncationOptions truncation = train::data_options(info.run).truncation;
-  std::vector<Seq2SeqExample> examples;
+  std::vector<Document> parsed;
   for (std::size_t i = 0; i < documents.size(); ++i) {
     const std::string name = fmt::format("input[{}]", i);
-    const Document document = parse_document_text(documents[i], DocFormat::Auto, name);
-    if (document.empty()) throw ApiError(400, "invalid_request_error", name + " has no text to summarize", "input");
-    examples.push_back(make_source_example(document, *info.tokenizer, truncation));
+    parsed.push_back(parse_document_text(documents[i], DocFormat::Auto, name));
+    if (parsed.back().empty()) throw ApiError(400, "invalid_request_error", name + " has no text to summarize", "input");
   }
+  torch::NoGradGuard no_grad;
+  if (threads_ > 0) at::set_num_threads(threads_);
+  if (loaded_->sentence_extractor || !loaded_->extractive_encoder.is_empty()) return extract(parsed);
+  const TruncationOptions truncation = train::data_options(info.run).truncation;
+  std::vector<Seq2SeqExample> examples;
+  for (const Document& document : parsed) examples.push_back(make_source_example(document, *info.tokenizer, truncation));
   decode::SummarizeOptions options;
   options.generation = train::generation_options(info.run);
   options.generation.max_length = max_tokens;
-  torch::NoGradGuard no_grad;
-  if (threads_ > 0) at::set_num_threads(threads_);
   models::Seq2Seq model = loaded_->seq2seq;
   return decode::summarize(model, *info.tokenizer, examples, options);
+}
+
+namespace {
+
+ApiError no_sentence(std::size_t input) {
+  return ApiError(400, "invalid_request_error", fmt::format("input[{}] has no sentence to extract", input), "input");
+}
+
+}  // namespace
+
+std::vector<std::string> ServedModel::extract(const std::vector<Document>& documents) const {
+  const recipes::LoadedModel& info = loaded_->info;
+  std::vector<std::string> summaries;
+  if (loaded_->sentence_extractor) {
+    SentenceExtractionOptions options = train::sentence_extraction_options(info.run);
+    options.needs_reference = false;
+    std::vector<SentenceExtractionExample> examples;
+    for (std::size_t i = 0; i < documents.size(); ++i) {
+      std::optional<SentenceExtractionExample> e = make_sentence_extraction_example(documents[i], *info.tokenizer, options);
+      if (!e) throw no_sentence(i);
+      examples.push_back(std::move(*e));
+    }
+    const auto selected = train::extract_sentences(*loaded_->sentence_extractor, examples, info.config.pad_id,
+                                                   train::extraction_options(info.run));
+    for (std::size_t i = 0; i < examples.size(); ++i) summaries.push_back(join_sentences(examples[i].sentences, selected[i]));
+    return summaries;
+  }
+  ExtractiveOptions options = train::extractive_options(info.run);
+  options.needs_reference = false;
+  std::vector<ExtractiveExample> examples;
+  for (std::size_t i = 0; i < documents.size(); ++i) {
+    std::optional<ExtractiveExample> e = make_extractive_example(documents[i], *info.tokenizer, options);
+    if (!e) throw no_sentence(i);
+    examples.push_back(std::move(*e));
+  }
+  models::EncoderModel model = loaded_->extractive_encoder;
+  return train::extractive_summaries(examples, train::sentence_scores(model, examples),
+                                     train::extractive_selection(info.run));
 }
 
 }  // namespace strata::serve

@@ -7,12 +7,29 @@
 #include <fmt/format.h>
 
 #include "strata/attn/token_layout.h"
+#include "strata/core/config.h"
 #include "strata/core/error.h"
-#include "strata/models/collate.h"
 #include "strata/core/progress.h"
+#include "strata/models/collate.h"
 #include "strata/text/tokenizer.h"
+#include "strata/train/run_config.h"
 
 namespace strata::train {
+
+ExtractiveOptions extractive_options(const Config& run) {
+  ExtractiveOptions options;
+  options.max_tokens = data_options(run).truncation.max_source_tokens;
+  options.oracle_sentences = static_cast<std::size_t>(run.get<std::int64_t>("extract.oracle_sentences"));
+  return options;
+}
+
+ExtractiveSelection extractive_selection(const Config& run) {
+  ExtractiveSelection selection;
+  selection.top_k = static_cast<std::size_t>(run.get<std::int64_t>("extract.top_k"));
+  selection.trigram_blocking = run.get<bool>("extract.trigram_blocking");
+  return selection;
+}
+
 
 namespace {
 

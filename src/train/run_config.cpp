@@ -31,9 +31,10 @@ ConfigSchema run_schema() {
         "markers before each section's source text: none, sectok ([SEC]) or lvlsectok ([SEC-L1], [SEC-L2], …; seed 001 §5.2)");
   s.add("data.block_size", std::int64_t(d.block_size), "language models: tokens per training chunk");
   s.add("data.blocks", std::string("stream"),
-        "language models: stream (documents concatenated and cut every data.block_size tokens) or document "
+        "language models: stream (documents concatenated and cut every data.block_size tokens), document "
         "(each document its own blocks, padded in a batch: a prompt and its completion are never split or read "
-        "after another document)");
+        "after another document) or completion (each document one block whose last line is 'Field: completion', "
+        "trained on the completion only, as `strata chain text` writes them)");
   s.add("data.train_fraction", d.train_fraction,
         "share of the training set used, 0 < F <= 1: round(F x N) examples, at least 1, in their order "
         "(low-resource runs, seed 000 §6.6; `--train-fraction` sets it)");

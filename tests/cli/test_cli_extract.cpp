@@ -1,6 +1,8 @@
 // `strata train` of an extractive encoder (data.task=extractive) and `strata extract` with it,
-// run as a user would on a small generated dataset: the report, its peers, the files, the errors.
+// run as a user would on a small generated dataset: the report, its peers, the files, the errors;
+// and `strata serve` of extractive models (the encoder and thesis ch. 2's sent_clf).
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 
 #include "strata/core/safetensors.h"
 #include "support/cli.h"
+#include "support/server_process.h"
 #include "support/toy_words.h"
 
 namespace strata {
@@ -215,6 +218,71 @@ TEST_F(CliExtract, BadInputIsAnErrorThatNamesIt) {
   EXPECT_NE(empty.exit_code, 0);
   EXPECT_NE(empty.err.find("empty.jsonl"), std::string::npos) << empty.err;
   EXPECT_FALSE(fs::exists(dir_ / "never.jsonl"));
+}
+
+TEST_F(CliExtract, ExtractiveModelsServeSummariesOfTheirOwnSentences) {
+  ASSERT_EQ(trained_.exit_code, 0) << trained_.err;
+  std::ofstream(dir_ / "sent_clf.toml")
+      << "[model]\narchitecture = \"sent_clf\"\nd_model = 32\nlstm_hidden = 32\nlstm_layers = 1\n"
+         "[data]\ntrain = \"" << path("train.jsonl") << "\"\nvalid = \"" << path("valid.jsonl") << "\"\ntokenizer = \""
+      << path("tok") << "\"\n[extract]\ntop_k = 1\nmax_sentences = 10\nmax_sentence_tokens = 20\n"
+         "[train]\nmax_steps = 4\nwarmup_steps = 1\neval_every = 4\neval_docs = 2\nmax_tokens = 1024\nthreads = 1\n";
+  const CliResult sent_clf = run("train --quiet --config " + path("sent_clf.toml") + " --out " + path("sent_clf"));
+  ASSERT_EQ(sent_clf.exit_code, 0) << sent_clf.err;
+
+  std::vector<std::string> documents;
+  std::istringstream lines(slurp(dir_ / "valid.jsonl"));
+  for (std::string line; std::getline(lines, line) && documents.size() < 2;)
+    documents.push_back(nlohmann::json::parse(line)["document"]);
+  const auto sentences_of = [](const std::string& text) {  // the toy documents' sentences end in ". "
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    std::string sentence;
+    while (std::getline(in, sentence, '.')) {
+      const std::size_t start = sentence.find_first_not_of(' ');
+      if (start != std::string::npos) out.push_back(sentence.substr(start) + ".");
+    }
+    return out;
+  };
+
+  // The encoder picks extract.top_k = 2 sentences, sent_clf its top_k = 1.
+  for (const auto& [run_name, picks] : {std::pair<std::string, std::size_t>{"run", 2}, {"sent_clf", 1}}) {
+    SCOPED_TRACE(run_name);
+    fs::create_directories(dir_ / ("serve-" + run_name));
+    test_support::ServerProcess server("--model " + path(run_name) + " --name ext --port 0 --threads 1",
+                                       dir_ / ("serve-" + run_name));
+    const int port = server.port();
+    ASSERT_GT(port, 0) << server.err();
+    httplib::Client client("127.0.0.1", port);
+    const auto summarized = client.Post("/v1/summarize", nlohmann::json{{"model", "ext"}, {"input", documents}}.dump(),
+                                        "application/json");
+    ASSERT_TRUE(summarized);
+    ASSERT_EQ(summarized->status, 200) << summarized->body;
+    const nlohmann::json data = nlohmann::json::parse(summarized->body)["data"];
+    ASSERT_EQ(data.size(), documents.size());
+    for (std::size_t i = 0; i < documents.size(); ++i) {
+      const std::vector<std::string> document = sentences_of(documents[i]);
+      std::vector<std::string> picked;
+      std::istringstream summary(data[i]["summary"].get<std::string>());
+      for (std::string line; std::getline(summary, line);) picked.push_back(line);
+      ASSERT_EQ(picked.size(), picks) << data[i];
+      std::size_t after = 0;  // each pick is a sentence of the document, in document order
+      for (const std::string& sentence : picked) {
+        const auto at = std::find(document.begin() + after, document.end(), sentence);
+        ASSERT_NE(at, document.end()) << sentence << " in " << documents[i];
+        after = static_cast<std::size_t>(at - document.begin()) + 1;
+      }
+    }
+    const auto completion = client.Post("/v1/completions", R"({"model": "ext", "prompt": "x"})", "application/json");
+    ASSERT_TRUE(completion);
+    EXPECT_EQ(completion->status, 400);
+    EXPECT_NE(completion->body.find("/v1/summarize"), std::string::npos) << completion->body;
+    const auto empty = client.Post("/v1/summarize", R"({"model": "ext", "input": "   "})", "application/json");
+    ASSERT_TRUE(empty);
+    EXPECT_EQ(empty->status, 400);
+    EXPECT_NE(empty->body.find("input[0]"), std::string::npos) << empty->body;
+    EXPECT_EQ(server.terminate(), 0) << server.err();
+  }
 }
 
 }  // namespace

@@ -2,18 +2,16 @@
 // each served on a free port, driven by OpenAI's official Node client
 // (tests/serve/openai-client, installed by scripts/install-deps), then stopped with SIGTERM.
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <string>
-#include <thread>
 
 #include "support/cli.h"
+#include "support/server_process.h"
 #include "support/tiny_run.h"
 
 namespace strata {
@@ -21,61 +19,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using test_support::CliResult;
+using test_support::ServerProcess;
 using test_support::slurp;
 
 const fs::path kClientDir = fs::path(STRATA_FIXTURES_DIR).parent_path() / "serve" / "openai-client";
-
-// A `strata serve` child process with its output in files; killed if the test leaves early.
-class ServerProcess {
- public:
-  ServerProcess(const std::string& args, const fs::path& dir) : out_(dir / "serve.out"), err_(dir / "serve.err") {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const std::string command = "exec " + std::string(STRATA_BINARY) + " serve " + args + " >" + out_.string() +
-                                  " 2>" + err_.string();
-      ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-  }
-  ~ServerProcess() {
-    if (pid_ > 0 && !reaped_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  // The port from "listening on http://HOST:PORT", or 0 when the server exits or a minute passes.
-  int port() {
-    const std::regex listening(R"(listening on http://[^:]+:(\d+))");
-    for (int i = 0; i < 600; ++i) {
-      std::smatch m;
-      const std::string out = slurp(out_);
-      if (std::regex_search(out, m, listening)) return std::stoi(m[1]);
-      if (::waitpid(pid_, &status_, WNOHANG) == pid_) {
-        reaped_ = true;
-        return 0;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return 0;
-  }
-  // SIGTERM, then the exit status (-1 when it did not exit normally within a minute).
-  int terminate() {
-    if (!reaped_) {
-      ::kill(pid_, SIGTERM);
-      for (int i = 0; i < 600 && ::waitpid(pid_, &status_, WNOHANG) != pid_; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      reaped_ = true;
-    }
-    return WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
-  }
-  std::string err() const { return slurp(err_); }
-
- private:
-  fs::path out_, err_;
-  pid_t pid_ = -1;
-  int status_ = -1;
-  bool reaped_ = false;
-};
 
 class CliServe : public ::testing::Test {
  protected:

@@ -141,7 +141,45 @@ TEST_F(LmExamples, DocumentBlockingKeepsEachDocumentToItsOwnBlocks) {
   // The stream cuts the same tokens every `block` tokens instead.
   EXPECT_EQ(load_lm_chunks({dir_ / "docs.jsonl"}, *tokenizer_, block, false).front().size(), block);
   EXPECT_EQ(parse_lm_blocking("document"), LmBlocking::kDocument);
-  EXPECT_NE(error_of([] { parse_lm_blocking("lines"); }).find("stream or document"), std::string::npos);
+  EXPECT_EQ(parse_lm_blocking("completion"), LmBlocking::kCompletion);
+  EXPECT_NE(error_of([] { parse_lm_blocking("lines"); }).find("stream, document or completion"), std::string::npos);
+}
+
+TEST(CompletionStart, AfterTheFirstColonOfTheLastLine) {
+  EXPECT_EQ(completion_start("S: a: b\nA: kill - send\n"), std::string_view("S: a: b\nA:").size());
+  EXPECT_EQ(completion_start("Q: which?"), 2u);
+  EXPECT_EQ(completion_start("S: x\nno field here\n\n"), std::string_view::npos);
+  EXPECT_EQ(completion_start(""), std::string_view::npos);
+}
+
+TEST_F(LmExamples, CompletionBlockingMarksThePromptAndKeepsTheEnd) {
+  const std::string prompt = "S: " + test::generated_sentences(3)[1] + "\nA:", answer = " kill - send a signal\n";
+  {
+    std::ofstream out(dir_ / "docs.jsonl");
+    out << nlohmann::json{{"id", "a"}, {"text", prompt + answer}}.dump() << "\n";
+  }
+  const std::size_t prompt_tokens = tokenizer_->encode(prompt).size();
+  std::vector<std::int32_t> all = tokenizer_->encode(prompt + answer);
+  all.push_back(*tokenizer_->eos_id());
+  ASSERT_EQ(tokenizer_->encode(answer).size() + prompt_tokens + 1, all.size()) << "the cut must fall between tokens";
+
+  const auto blocks = load_lm_chunks({dir_ / "docs.jsonl"}, *tokenizer_, 256, false, LmBlocking::kCompletion);
+  ASSERT_EQ(blocks.size(), 1u);
+  ASSERT_EQ(blocks[0].size(), all.size());
+  for (std::size_t t = 0; t < all.size(); ++t) {
+    EXPECT_EQ(is_prompt_token(blocks[0][t]), t < prompt_tokens) << t;
+    EXPECT_EQ(token_id(blocks[0][t]), all[t]) << t;
+  }
+  // A block shorter than the document keeps its end: the completion and the prompt's last tokens.
+  const auto cut = load_lm_chunks({dir_ / "docs.jsonl"}, *tokenizer_, 8, false, LmBlocking::kCompletion);
+  ASSERT_EQ(cut.size(), 1u);
+  EXPECT_EQ(cut[0].size(), 8u);
+  EXPECT_EQ(token_id(cut[0].back()), all.back());
+
+  std::ofstream(dir_ / "bad.jsonl") << nlohmann::json{{"id", "b"}, {"text", "no field on this line"}}.dump() << "\n";
+  EXPECT_NE(error_of([&] { load_lm_chunks({dir_ / "bad.jsonl"}, *tokenizer_, 64, false, LmBlocking::kCompletion); })
+                .find("no 'Field:'"),
+            std::string::npos);
 }
 
 TEST_F(LmExamples, ErrorsNameTheFile) {

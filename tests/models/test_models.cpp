@@ -5,7 +5,9 @@
 #include <tuple>
 
 #include "strata/core/error.h"
+#include "strata/data/lm_examples.h"
 #include "strata/models/bst_lm.h"
+#include "strata/models/collate.h"
 #include "strata/models/causal_lm.h"
 #include "strata/models/encoder_model.h"
 #include "strata/models/seq2seq.h"
@@ -32,6 +34,25 @@ std::set<std::string> names(const torch::nn::Module& m) {
   std::set<std::string> out;
   for (const auto& p : m.named_parameters()) out.insert(p.key());
   return out;
+}
+
+TEST(CollateLm, PromptTokensAreReadButNotLabelled) {
+  // Block 0: prompt 5 6 7, completion 8 9; block 1: no prompt.
+  const std::vector<std::vector<std::int32_t>> blocks = {
+      {as_prompt_token(5), as_prompt_token(6), as_prompt_token(7), 8, 9}, {3, 4, 2}};
+  const std::vector<std::size_t> rows = {0, 1};
+  const LmBatch batch = collate_lm(blocks, rows, /*pad_id=*/0);
+  const auto inputs = batch.inputs.accessor<std::int64_t, 2>();
+  const auto labels = batch.labels.accessor<std::int64_t, 2>();
+  const std::vector<std::int64_t> inputs0 = {5, 6, 7, 8}, labels0 = {kIgnoreLabel, kIgnoreLabel, 8, 9};
+  const std::vector<std::int64_t> inputs1 = {3, 4, 0, 0}, labels1 = {4, 2, kIgnoreLabel, kIgnoreLabel};
+  for (int t = 0; t < 4; ++t) {
+    EXPECT_EQ(inputs[0][t], inputs0[t]) << t;
+    EXPECT_EQ(labels[0][t], labels0[t]) << t;
+    EXPECT_EQ(inputs[1][t], inputs1[t]) << t;
+    EXPECT_EQ(labels[1][t], labels1[t]) << t;
+  }
+  EXPECT_EQ(batch.tokens, 4);  // 8, 9 and 4, 2: the loss's denominator
 }
 
 TEST(Seq2Seq, ParametersCarryBartNames) {

@@ -21,6 +21,8 @@ class Tokenizer;
 struct ExtractiveOptions {
   std::size_t max_tokens = 512;       // [CLS] and [SEP] included; at least 3
   std::size_t oracle_sentences = 3;   // most sentences the oracle labels 1; at least 1
+  // false: a document to summarize, not to learn from: no summary needed, every label 0.
+  bool needs_reference = true;
 };
 
 struct ExtractiveExample {
@@ -41,8 +43,8 @@ struct ExtractiveExample {
 std::vector<int> oracle_labels(const std::vector<std::string>& sentences, std::string_view reference,
                                std::size_t max_sentences);
 
-// The example of a document, or nullopt when it has no sentence with tokens or an empty
-// summary. The first sentence is always kept, cut inside when it alone exceeds max_tokens;
+// The example of a document, or nullopt when it has no sentence with tokens or (with
+// needs_reference) an empty summary. The first sentence is always kept, cut inside when it alone exceeds max_tokens;
 // later ones are kept while whole sentences fit. [CLS] is the tokenizer's "[CLS]" piece, else
 // its bos; strata::Error when it has neither, or no sep token. A [SEP] inside the text is
 // dropped, so that the model's marker head finds exactly one [SEP] per sentence.

@@ -34,10 +34,24 @@ std::vector<std::vector<std::int32_t>> make_lm_chunks(std::span<const std::int32
 // token is padding (pretraining on long text). kDocument: each document alone, cut into blocks
 // of block_size where longer, so a short document (a prompt and its completion) is never split
 // across blocks and never read after another; shorter blocks are padded in a batch.
-enum class LmBlocking { kStream, kDocument };
+// kCompletion: prompt-completion documents whose last line is "Field: completion" (`strata
+// chain text` writes them): each document one block, trained on the completion only (the text
+// after the last line's first ':', and eos); the prompt's tokens are read but not predicted. A
+// longer document keeps its last block_size tokens.
+enum class LmBlocking { kStream, kDocument, kCompletion };
 
-// "stream" / "document"; strata::Error naming the choices otherwise.
+// "stream" / "document" / "completion"; strata::Error naming the choices otherwise.
 LmBlocking parse_lm_blocking(std::string_view name);
+
+// In a kCompletion block a prompt token is stored as -1 - id: the model reads it but is not
+// trained to predict it (models::collate_lm decodes it).
+constexpr std::int32_t as_prompt_token(std::int32_t id) { return -1 - id; }
+constexpr bool is_prompt_token(std::int32_t stored) { return stored < 0; }
+constexpr std::int32_t token_id(std::int32_t stored) { return stored < 0 ? -1 - stored : stored; }
+
+// Where a prompt-completion document's completion starts: just after the first ':' of its last
+// non-empty line; npos when that line has none.
+std::size_t completion_start(std::string_view text);
 
 // The blocks of the documents of `inputs`, in order: every document of a JSONL dataset (any
 // shape DatasetReader knows; the body only), or one document per Markdown, man or plain

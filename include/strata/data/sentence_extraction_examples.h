@@ -21,6 +21,8 @@ class Tokenizer;
 struct SentenceExtractionOptions {
   std::size_t max_sentences = 300;       // later sentences are dropped
   std::size_t max_sentence_tokens = 35;  // a longer sentence keeps its first tokens
+  // false: a document to summarize, not to learn from: no summary needed, no oracle.
+  bool needs_reference = true;
 };
 
 struct SentenceExtractionExample {
@@ -36,7 +38,8 @@ struct SentenceExtractionExample {
   std::vector<float> oracle_membership() const;
 };
 
-// The example of a document, or nullopt when it has no sentence with a token or no summary.
+// The example of a document, or nullopt when it has no sentence with a token or (with
+// needs_reference) no summary.
 // Sentences that encode to no token are dropped before the cap.
 std::optional<SentenceExtractionExample> make_sentence_extraction_example(const Document& document,
                                                                           const Tokenizer& tokenizer,

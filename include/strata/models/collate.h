@@ -44,7 +44,7 @@ EncoderBatch collate_encoder(const std::vector<const Layout*>& rows, std::int64_
 
 struct LmBatch {
   at::Tensor inputs;  // [B, T] int64: chunk[:-1], padded with pad_id
-  at::Tensor labels;  // [B, T]: chunk[1:], kIgnoreLabel after its end
+  at::Tensor labels;  // [B, T]: chunk[1:], kIgnoreLabel after its end and for prompt tokens
   std::int64_t tokens = 0;  // labelled tokens
 };
 

@@ -1,7 +1,7 @@
 #pragma once
 // The model `strata serve` answers with: a trained run loaded once and shared by the worker
-// threads. A language model (causal_lm, bst_lm) continues prompts; a seq2seq model summarizes
-// documents. Decoding follows the request: greedy at temperature 0, else sampling with its
+// threads. A language model (causal_lm, bst_lm) continues prompts; a seq2seq model or an
+// extractive model (sent_clf, sent_ptr, an extractive encoder) summarizes documents. Decoding follows the request: greedy at temperature 0, else sampling with its
 // temperature, top_p and top_k; n choices of one prompt decode together as one batch of n rows.
 // libtorch stays behind this header so that the HTTP side compiles without it.
 #include <cstdint>
@@ -13,6 +13,10 @@
 #include <vector>
 
 #include "strata/serve/openai_protocol.h"
+
+namespace strata {
+struct Document;
+}  // namespace strata
 
 namespace strata::serve {
 
@@ -59,11 +63,15 @@ class ServedModel {
   GenerationResult complete(const GenerationJob& job, const ChoiceSink& sink,
                             const std::function<bool()>& keep_going) const;
 
-  // Summaries of documents (Markdown, man or plain text, detected), greedy or beam search as
-  // the run's [decode] section says, at most max_tokens tokens each.
+  // Summaries of documents (Markdown, man or plain text, detected). A seq2seq model decodes
+  // greedily or with beam search as the run's [decode] section says, at most max_tokens tokens
+  // each; an extractive model returns the sentences it picks (the run's extract.* settings),
+  // one per line in document order, and max_tokens does not apply.
   std::vector<std::string> summarize(const std::vector<std::string>& documents, std::int64_t max_tokens) const;
 
  private:
+  std::vector<std::string> extract(const std::vector<Document>& documents) const;
+
   struct Loaded;
   std::unique_ptr<Loaded> loaded_;
   int threads_;

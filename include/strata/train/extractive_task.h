@@ -14,6 +14,7 @@
 #include "strata/train/task.h"
 
 namespace strata {
+class Config;
 class Progress;
 class Tokenizer;
 }  // namespace strata
@@ -24,6 +25,11 @@ struct ExtractiveSelection {
   std::size_t top_k = 1;
   bool trigram_blocking = false;
 };
+
+// A run's settings: the examples' cut (data.max_source_tokens, extract.oracle_sentences) and
+// the sentences picked at test time (extract.top_k, extract.trigram_blocking).
+ExtractiveOptions extractive_options(const Config& run);
+ExtractiveSelection extractive_selection(const Config& run);
 
 // Per example, the model's probability that each of its sentences belongs in the summary,
 // computed without grad in batches of `batch_rows`, in the model's current mode. Adds one
