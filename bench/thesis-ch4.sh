@@ -9,7 +9,8 @@
 #   NoExtra       one model, S -> A
 #   WithContext   one model, S, C -> A
 #   Chain         a translator (S -> Q and S, Q, U -> A) and a user (S, C, Q -> U)
-# then `strata chain` runs the three with the user's answers corrupted at 0/10/30/50 %, per seed,
+# then `strata chain` runs the three with the user's answers corrupted at 0/10/30/50 %, and the
+# chain once more with a perfect user, per seed,
 # and bench/thesis_ch4_report.py writes docs/results/thesis-ch4.md. Resumable: finished runs and
 # chain outputs are kept.
 #
@@ -105,6 +106,16 @@ threads = 1
 TOML
     "$strata" chain --config "$chain_dir/chain.toml" --data "$out/test.jsonl" --out "$chain_dir" \
       > "$chain_dir/chain.log" 2>&1 || { echo "FAILED: the chain (see $chain_dir/chain.log)"; exit 1; }
+  fi
+  # The same chain with a perfect user (each mention's known section): what the translator
+  # makes of the right answer, apart from how well the trained user answers.
+  gold_dir="$out/chain-gold-s$seed"
+  if [[ ! -f "$gold_dir/scores.json" ]]; then
+    echo "== chain with a perfect user, seed $seed"
+    mkdir -p "$gold_dir"
+    "$strata" chain --config "$chain_dir/chain.toml" --data "$out/test.jsonl" --out "$gold_dir" \
+      'chain.systems=["chain"]' 'chain.corrupt=[0.0]' user.run= user.gold=true \
+      > "$gold_dir/chain.log" 2>&1 || { echo "FAILED: the chain with a perfect user (see $gold_dir/chain.log)"; exit 1; }
   fi
 done
 

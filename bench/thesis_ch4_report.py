@@ -10,10 +10,10 @@ from collections import Counter, defaultdict
 
 from report_common import fmt, mean_std, write_atomic
 
-SYSTEMS = ["no_extra", "with_context", "chain", "chain-corrupt10", "chain-corrupt30", "chain-corrupt50"]
+SYSTEMS = ["no_extra", "with_context", "chain", "chain-corrupt10", "chain-corrupt30", "chain-corrupt50", "chain-gold"]
 NAMES = {"no_extra": "NoExtra (S → A)", "with_context": "WithContext (S, C → A)", "chain": "Chain (S → Q; S, C, Q → U; S, Q, U → A)",
          "chain-corrupt10": "Chain, 10 % of answers wrong", "chain-corrupt30": "Chain, 30 % wrong",
-         "chain-corrupt50": "Chain, 50 % wrong"}
+         "chain-corrupt50": "Chain, 50 % wrong", "chain-gold": "Chain, perfect user (the known section)"}
 METRICS = [("exact_match", "exact match (the right NAME line)"), ("chrf", "chrF"), ("bleu", "BLEU")]
 
 
@@ -100,6 +100,11 @@ def main():
     a = ap.parse_args()
     seeds = a.seeds.split()
     scores = {s: json.load(open(os.path.join(a.out_dir, f"chain-s{s}", "scores.json"))) for s in seeds}
+    # The chain with a perfect user, as the system "chain-gold".
+    for s in seeds:
+        gold = os.path.join(a.out_dir, f"chain-gold-s{s}", "scores.json")
+        if os.path.exists(gold):
+            scores[s]["systems"]["chain-gold"] = json.load(open(gold))["systems"]["chain"]
     stats = json.load(open(os.path.join(a.out_dir, "data", "stats.json")))
     mfs = most_frequent_sense(a.out_dir, a.language)
     n_test = len(mfs)
@@ -150,8 +155,13 @@ def main():
           "meant one's (= exact match), and right among the well-formed outputs, which separates choosing the "
           "sense from writing its line. The most-frequent-sense baseline is well formed for every mention.", "",
           "| system | well formed % | right sense % | right among well formed % |", "|---|---|---|---|"]
+    def outputs_of(system, sd):  # the directory and the system name its outputs have there
+        if system == "chain-gold":
+            return os.path.join(a.out_dir, f"chain-gold-s{sd}"), "chain"
+        return os.path.join(a.out_dir, f"chain-s{sd}"), system
+
     for system in SYSTEMS:
-        rows = [sense_analysis(a.out_dir, os.path.join(a.out_dir, f"chain-s{sd}"), system, a.language, lines)
+        rows = [sense_analysis(a.out_dir, *outputs_of(system, sd), a.language, lines)
                 for sd in seeds]
         rows = [r for r in rows if r]
         if rows:
@@ -171,12 +181,20 @@ def main():
           "(exact match, the same test in Python over each seed's outputs):", "",
           "| comparison | seed | exact match Δ (p) |", "|---|---|---|"]
     against = {}
-    for system in ["no_extra", "with_context", "chain"]:
+    for system in ["no_extra", "with_context", "chain", "chain-gold"]:
         for sd in seeds:
-            mine = exact_by_id(os.path.join(a.out_dir, f"chain-s{sd}"), system)
+            if not os.path.exists(os.path.join(outputs_of(system, sd)[0], "scores.json")):
+                continue
+            mine = exact_by_id(*outputs_of(system, sd))
             d, p = paired_bootstrap([mine[i] for i in ids], [float(mfs[i][1]) for i in ids])
             against.setdefault(system, []).append((d, p))
             L.append(f"| {system} vs most-frequent sense | {sd} | {d:+.2f} ({p:.3f}) |")
+    for sd in seeds:
+        path = os.path.join(a.out_dir, f"chain-s{sd}", "outputs", "chain.jsonl")
+        user = {o["id"]: float(o["user_answer"] == o["right_answer"]) for o in read_jsonl(path)}
+        d, p = paired_bootstrap([user[i] for i in ids], [float(mfs[i][0]) for i in ids])
+        against.setdefault("user", []).append((d, p))
+        L.append(f"| the user's answers vs each name's majority section (section right) | {sd} | {d:+.2f} ({p:.3f}) |")
     for sd in seeds:
         clean = exact_by_id(os.path.join(a.out_dir, f"chain-s{sd}"), "chain")
         worst = exact_by_id(os.path.join(a.out_dir, f"chain-s{sd}"), "chain-corrupt50")
@@ -219,8 +237,12 @@ def main():
           f"- *Context helps at all* (WithContext over NoExtra): exact match {verdict('with_context', 'no_extra', 'exact_match')}.",
           f"- *The chain beats NoExtra*: exact match {verdict('chain', 'no_extra', 'exact_match')}.",
           "- *A worse user hurts the chain* (Fig. 4.5's direction): exact match at 0/10/30/50 % corrupted answers "
-          + ", ".join(fmt(mean_std(per_seed(sys, 'exact_match'))) for sys in SYSTEMS[2:] if per_seed(sys, 'exact_match'))
-          + f"; the clean chain over the 50 % one: {verdict_of(against['corrupt'])}.",
+          + ", ".join(fmt(mean_std(per_seed(sys, 'exact_match'))) for sys in SYSTEMS[2:6] if per_seed(sys, 'exact_match'))
+          + f"; the clean chain over the 50 % one: {verdict_of(against['corrupt'])}. With a perfect user: "
+          + fmt(mean_std(per_seed('chain-gold', 'exact_match'))) + " (against the most-frequent sense: "
+          + verdict_of(against.get('chain-gold', [])) + ").",
+          "- *The user reads the context* (its answers right more often than each name's majority section, which "
+          f"needs no context): {verdict_of(against['user'])}.",
           "- *Beats the trivial baseline* (most-frequent sense, exact match; NoExtra never sees the context and "
           "can at best equal it, the others must beat it to show they use the context): " + "; ".join(f"{NAMES[k]} {verdict_of(against[k])}"
                                                    for k in ["no_extra", "with_context", "chain"]) + ".", ""]
