@@ -88,7 +88,7 @@ std::vector<std::vector<std::int32_t>> load_lm_chunks(
   if (inputs.empty()) throw Error("language-model data: no input files");
   Progress progress("documents", 0, "documents", !show_progress);
   std::vector<std::int32_t> stream;
-  std::vector<std::vector<std::int32_t>> chunks;  // LmBlocking::kDocument's, made as documents arrive
+  std::vector<std::vector<std::int32_t>> chunks;  // kDocument's and kCompletion's, made as documents arrive
   std::vector<Document> batch;
   std::size_t empty = 0;
   const auto flush = [&] {

@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-
 #include "strata/core/error.h"
 #include "strata/data/extractive_examples.h"
 #include "strata/data/sentence_extraction_examples.h"
@@ -12,10 +11,10 @@
 #include "strata/decode/streaming.h"
 #include "strata/decode/summarize.h"
 #include "strata/doc/parse.h"
-#include "strata/recipes/architectures.h"
-#include "strata/recipes/loaded_model.h"
 #include "strata/models/encoder_model.h"
 #include "strata/models/sentence_extractors.h"
+#include "strata/recipes/architectures.h"
+#include "strata/recipes/loaded_model.h"
 #include "strata/serve/streamed_text.h"
 #include "strata/train/extractive_task.h"
 #include "strata/train/run_config.h"
