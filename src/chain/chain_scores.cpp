@@ -48,8 +48,11 @@ struct PerExample {
       }
       if (example.type == "polysemy") {
         const std::vector<std::string> items = split_list_items(translation);
-        for (const std::size_t list_n : options.list_n)
+        for (const std::size_t list_n : options.list_n) {
           add(fmt::format("hit@{}", list_n), i, n, hit_at_n(items, example.reference, list_n) ? 100.0 : 0.0);
+          add(fmt::format("bleu@{}", list_n), i, n, bleu_at_n(items, example.reference, list_n));
+          add(fmt::format("chrf@{}", list_n), i, n, chrf_at_n(items, example.reference, list_n));
+        }
       }
       if (!outputs[i].question.empty() || !outputs[i].answer.empty())
         if (!example.answer.empty()) add("answer_accuracy", i, n, outputs[i].answer == example.answer ? 100.0 : 0.0);

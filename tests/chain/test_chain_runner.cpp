@@ -282,6 +282,11 @@ TEST(ChainScores, FormalityAndListScoresApplyWhereLabelled) {
   EXPECT_EQ(scores["formality_examples"], 2);
   EXPECT_DOUBLE_EQ(scores["hit@1"].get<double>(), 0.0);
   EXPECT_DOUBLE_EQ(scores["hit@3"].get<double>(), 100.0);
+  // "rive" is the second item: BLEU@1 and chrF@1 read "banque" alone, @3 find it exactly.
+  EXPECT_LT(scores["bleu@1"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(scores["bleu@3"].get<double>(), 100.0);
+  EXPECT_LT(scores["chrf@1"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(scores["chrf@3"].get<double>(), 100.0);
   EXPECT_EQ(scores["list_examples"], 1);
 }
 

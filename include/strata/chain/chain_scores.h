@@ -1,7 +1,8 @@
 #pragma once
 // How well a system translated, and whether one system beats another: corpus BLEU and chrF
 // (SacreBLEU's definitions), exact match, formality accuracy by the rules of App. C.1.6 for
-// examples labelled formal/informal in es/fr/de, Hit@n over list items for polysemy examples,
+// examples labelled formal/informal in es/fr/de, Hit@n, BLEU@n and chrF@n over list items for
+// polysemy examples (eval/list_items.h; means over those examples),
 // and, for the chain, how often the answer the translator got was the right one. Comparisons
 // are paired bootstrap tests (eval/paired_bootstrap.h) over the same examples.
 #include <cstddef>
