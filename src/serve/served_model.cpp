@@ -191,8 +191,17 @@ std::vector<std::string> ServedModel::summarize(const std::vector<std::string>& 
 
 namespace {
 
-ApiError no_sentence(std::size_t input) {
-  return ApiError(400, "invalid_request_error", fmt::format("input[{}] has no sentence to extract", input), "input");
+// Each document's example for an extractor; ApiError 400 naming the input that has no sentence.
+template <class Example, class Make>
+std::vector<Example> extraction_examples(const std::vector<Document>& documents, Make&& make) {
+  std::vector<Example> examples;
+  for (std::size_t i = 0; i < documents.size(); ++i) {
+    std::optional<Example> example = make(documents[i]);
+    if (!example)
+      throw ApiError(400, "invalid_request_error", fmt::format("input[{}] has no sentence to extract", i), "input");
+    examples.push_back(std::move(*example));
+  }
+  return examples;
 }
 
 }  // namespace
@@ -203,12 +212,8 @@ std::vector<std::string> ServedModel::extract(const std::vector<Document>& docum
   if (loaded_->sentence_extractor) {
     SentenceExtractionOptions options = train::sentence_extraction_options(info.run);
     options.needs_reference = false;
-    std::vector<SentenceExtractionExample> examples;
-    for (std::size_t i = 0; i < documents.size(); ++i) {
-      std::optional<SentenceExtractionExample> e = make_sentence_extraction_example(documents[i], *info.tokenizer, options);
-      if (!e) throw no_sentence(i);
-      examples.push_back(std::move(*e));
-    }
+    const auto examples = extraction_examples<SentenceExtractionExample>(
+        documents, [&](const Document& d) { return make_sentence_extraction_example(d, *info.tokenizer, options); });
     const auto selected = train::extract_sentences(*loaded_->sentence_extractor, examples, info.config.pad_id,
                                                    train::extraction_options(info.run));
     for (std::size_t i = 0; i < examples.size(); ++i) summaries.push_back(join_sentences(examples[i].sentences, selected[i]));
@@ -216,12 +221,8 @@ std::vector<std::string> ServedModel::extract(const std::vector<Document>& docum
   }
   ExtractiveOptions options = train::extractive_options(info.run);
   options.needs_reference = false;
-  std::vector<ExtractiveExample> examples;
-  for (std::size_t i = 0; i < documents.size(); ++i) {
-    std::optional<ExtractiveExample> e = make_extractive_example(documents[i], *info.tokenizer, options);
-    if (!e) throw no_sentence(i);
-    examples.push_back(std::move(*e));
-  }
+  const auto examples = extraction_examples<ExtractiveExample>(
+      documents, [&](const Document& d) { return make_extractive_example(d, *info.tokenizer, options); });
   models::EncoderModel model = loaded_->extractive_encoder;
   return train::extractive_summaries(examples, train::sentence_scores(model, examples),
                                      train::extractive_selection(info.run));
