@@ -160,11 +160,13 @@ def main():
             return os.path.join(a.out_dir, f"chain-gold-s{sd}"), "chain"
         return os.path.join(a.out_dir, f"chain-s{sd}"), system
 
+    sense_means = {}  # per system, the three shares' means over seeds
     for system in SYSTEMS:
         rows = [sense_analysis(a.out_dir, *outputs_of(system, sd), a.language, lines)
                 for sd in seeds]
         rows = [r for r in rows if r]
         if rows:
+            sense_means[system] = [mean_std([r[k] for r in rows])[0] for k in range(3)]
             L.append(f"| {NAMES[system]} | " + " | ".join(fmt(mean_std([r[k] for r in rows]), 1) for k in range(3)) + " |")
     L += [f"| most-frequent sense | 100.0 | {mfs_line:.1f} | {mfs_line:.1f} |", ""]
     L += ["## Paired bootstrap per seed (1,000 resamples over the test examples)", "",
@@ -214,23 +216,15 @@ def main():
     L += ["", "## The thesis's claims, checked", ""]
 
     def verdict(a_sys, b_sys, metric):
-        diffs, ps = [], []
-        for s in seeds:
-            c = scores[s]["comparisons"].get(f"{a_sys} vs {b_sys}")
-            if c:
-                diffs.append(c[metric]["a"] - c[metric]["b"])
-                ps.append(c[metric]["p_value"])
-        if not diffs:
+        """The claim a_sys > b_sys on metric from strata chain's own comparisons, seed by seed."""
+        pairs = [(c[metric]["a"] - c[metric]["b"], c[metric]["p_value"])
+                 for c in (scores[s]["comparisons"].get(f"{a_sys} vs {b_sys}") for s in seeds) if c]
+        if not pairs:
             return "not run"
-        if len(seeds) < 2:
-            return f"Δ {diffs[0]:+.2f} (p = {ps[0]:.3f}); one seed: no verdict"
-        if all(d > 0 for d in diffs) and all(p < 0.05 for p in ps):
-            v = "**holds** (better in every seed, p < 0.05 in each)"
-        elif all(d < 0 for d in diffs) and all(p < 0.05 for p in ps):
-            v = "**does not hold: the reverse** (worse in every seed, p < 0.05 in each)"
-        else:
-            v = "**not established** (the seeds disagree or p ≥ 0.05)"
-        return f"Δ per seed {', '.join(f'{d:+.2f}' for d in diffs)}; p {', '.join(f'{p:.3f}' for p in ps)}: {v}"
+        if len(pairs) < 2:
+            return f"Δ {pairs[0][0]:+.2f} (p = {pairs[0][1]:.3f}); one seed: no verdict"
+        return (f"Δ per seed {', '.join(f'{d:+.2f}' for d, _ in pairs)}; p {', '.join(f'{p:.3f}' for _, p in pairs)}: "
+                + verdict_of(pairs))
 
     L += [f"- *The chain beats WithContext* (Table 4.2, at 540B): exact match {verdict('chain', 'with_context', 'exact_match')}; "
           f"chrF {verdict('chain', 'with_context', 'chrf')}.",
@@ -246,15 +240,9 @@ def main():
           "- *Beats the trivial baseline* (most-frequent sense, exact match; NoExtra never sees the context and "
           "can at best equal it, the others must beat it to show they use the context): " + "; ".join(f"{NAMES[k]} {verdict_of(against[k])}"
                                                    for k in ["no_extra", "with_context", "chain"]) + ".", ""]
-    sense_means = {}
-    for system in ["no_extra", "with_context", "chain", "chain-gold"]:
-        rows = [sense_analysis(a.out_dir, *outputs_of(system, sd), a.language, lines) for sd in seeds]
-        rows = [r for r in rows if r]
-        if rows:
-            sense_means[system] = [mean_std([r[k] for r in rows])[0] for k in range(3)]
     exact = {k: mean_std(per_seed(k, "exact_match"))[0] for k in ["no_extra", "with_context", "chain", "chain-gold"]}
     user_right = mean_std(per_seed("chain", "answer_accuracy"))[0]
-    if len(sense_means) == 4:
+    if all(k in sense_means for k in ["no_extra", "with_context", "chain", "chain-gold"]):
         L += ["## Reading", "",
               f"- **The user is the chain's weak link.** With a perfect user the chain writes the right line for "
               f"{exact['chain-gold']:.1f} % of the mentions; with the trained user, {exact['chain']:.1f} %. The trained "
