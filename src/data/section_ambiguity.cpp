@@ -19,6 +19,7 @@
 #include "strata/data/corpus_stats.h"
 #include "strata/data/manpage_corpus.h"
 #include "strata/doc/manpage.h"
+#include "strata/eval/bleu.h"
 
 namespace strata {
 
@@ -77,21 +78,6 @@ std::vector<Reference> find_references(std::string_view text) {
 
 std::string_view name_of(std::string_view text, const Reference& r) {
   return text.substr(r.begin, r.name_end - r.begin);
-}
-
-std::string normalise_whitespace(std::string_view text) {
-  std::string out;
-  bool space = false;
-  for (char c : trim(text)) {
-    if (is_space(c)) {
-      space = true;
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-  }
-  return out;
 }
 
 // ---- which pages exist ---------------------------------------------------------------
@@ -168,12 +154,12 @@ std::string name_line_of(const fs::path& path, const fs::path& root, int depth =
       }
     return {};
   }
-  if (!page.name_line.empty()) return normalise_whitespace(page.name_line);
+  if (!page.name_line.empty()) return join_tokens(page.name_line);
   const auto& top = page.document.root.children;
   if (top.empty() || top.front().level != 1) return {};
   std::string line;
   for (const Paragraph& p : top.front().paragraphs) line.append(page.document.slice(p.span)).append(" ");
-  line = normalise_whitespace(line);
+  line = join_tokens(line);
   for (std::string_view separator : {" - ", " -- ", " \u2014 ", " \u2013 "})
     if (line.find(separator) != std::string::npos) return line;
   return {};
