@@ -368,10 +368,16 @@ std::size_t cap_per_sense(std::vector<Candidate>& candidates, std::size_t cap) {
   return dropped;
 }
 
+// A name's section digits as the strings the records and stats.json give: {'1', '3'} → {"1", "3"}.
+std::vector<std::string> section_names(const std::vector<char>& digits) {
+  std::vector<std::string> sections;
+  for (char d : digits) sections.emplace_back(1, d);
+  return sections;
+}
+
 nlohmann::ordered_json record(const Candidate& c, const Senses& senses,
                               const std::map<std::pair<std::string, char>, nlohmann::ordered_json>& targets) {
-  std::vector<std::string> sections;
-  for (char d : senses.find(c.name)->second) sections.emplace_back(1, d);
+  const std::vector<std::string> sections = section_names(senses.find(c.name)->second);
   nlohmann::ordered_json line;
   line["id"] = c.id;
   line["name"] = c.name;
@@ -528,9 +534,7 @@ nlohmann::json build_section_ambiguity(const SectionAmbiguityOptions& options, c
   std::size_t sense_count = 0;
   for (const auto& [name, digits] : senses) {
     sense_count += digits.size();
-    std::vector<std::string> sections;
-    for (char d : digits) sections.emplace_back(1, d);
-    stats["names"][name] = sections;
+    stats["names"][name] = section_names(digits);
   }
   stats["senses"] = sense_count;
   stats["senses_with_target"] = senses_with_target;
