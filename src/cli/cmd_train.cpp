@@ -16,6 +16,8 @@
 #include "strata/recipes/designs.h"
 #include "strata/recipes/recipe.h"
 #include "strata/recipes/training_run.h"
+#include "strata/train/process_group.h"
+#include "strata/train/worker_launch.h"
 
 namespace strata::cli {
 
@@ -60,7 +62,14 @@ void run_train(const TrainFlags& flags, const std::string& architecture) {
   }
   if (flags.out.empty() && flags.config.empty()) throw Error("--out: give the run directory");
   const fs::path run_dir = flags.out.empty() ? fs::path("runs") / fs::path(flags.config).stem() : fs::path(flags.out);
-  const train::TrainResult result = recipes::run_training(config, {run_dir, flags.resume, flags.quiet, architecture});
+  recipes::RunRequest request{run_dir, flags.resume, flags.quiet, architecture, train::world_from_environment()};
+  if (!request.world && flags.nproc * flags.nnodes > 1) {  // this process launches the workers
+    train::LaunchOptions launch{flags.nproc, flags.nnodes, flags.node_rank, "127.0.0.1", 0, flags.ddp_timeout};
+    if (!flags.master.empty()) train::parse_master(flags.master, launch);
+    if (const int code = train::launch_workers(launch); code != 0) throw ExitCode(code);
+    return;
+  }
+  const train::TrainResult result = recipes::run_training(config, request);
   if (result.stop_reason == "interrupted") throw ExitCode(130);
 }
 
@@ -83,6 +92,21 @@ std::shared_ptr<TrainFlags> add_train_flags(CLI::App* sub) {
   sub->add_flag("--resume", flags->resume, "continue the run in --out from its latest checkpoint");
   sub->add_flag("--print-config", flags->print_config, "print the effective config (defaults filled in) and exit");
   sub->add_flag("--quiet", flags->quiet, "no progress bars");
+  sub->add_option("--nproc", flags->nproc,
+                  "data-parallel: start N worker processes on this machine (each reads its share of every batch; "
+                  "the update is one process's on the same batch; threads per worker: the cores / N)")
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--nnodes", flags->nnodes, "data-parallel: machines in the run; run the same command on each")
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--node-rank", flags->node_rank, "data-parallel: this machine's index, 0 .. nnodes-1 (0 hosts rank 0)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--master", flags->master,
+                  "data-parallel: HOST[:PORT] of the machine with rank 0 (default 127.0.0.1 and a free port; "
+                  "needed with --nnodes > 1). torchrun's MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK in "
+                  "the environment make this process one worker instead");
+  sub->add_option("--ddp-timeout", flags->ddp_timeout,
+                  "data-parallel: seconds a worker waits for a silent peer before stopping with its rank's name")
+      ->check(CLI::Range(1, 86400));
   sub->add_option("overrides", flags->overrides, "key=value settings that override the file, e.g. train.max_steps=500");
   return flags;
 }

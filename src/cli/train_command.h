@@ -27,6 +27,13 @@ struct TrainFlags {
   bool resume = false;
   bool print_config = false;
   bool quiet = false;
+  // Data-parallel training (train/worker_launch.h): workers here, machines, this one's index,
+  // rank 0's HOST[:PORT], and how long a collective waits for a silent peer.
+  int nproc = 1;
+  int nnodes = 1;
+  int node_rank = 0;
+  std::string master;
+  int ddp_timeout = 300;
 };
 
 std::shared_ptr<TrainFlags> add_train_flags(CLI::App* sub);

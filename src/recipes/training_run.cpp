@@ -73,6 +73,9 @@ void write_adapter(const fs::path& run_dir, const std::string& base) {
 }  // namespace
 
 train::TrainResult run_training(const Config& run_config, const RunRequest& request) {
+  std::unique_ptr<train::ProcessGroup> group;
+  if (request.world && request.world->world_size > 1) group = std::make_unique<train::ProcessGroup>(*request.world);
+  const bool lead = !group || group->rank() == 0;
   const Config config = with_adapter_settings(run_config);
   const train::TrainOptions options = train::train_options(config);
   const fs::path tokenizer_path = config.get<std::string>("data.tokenizer");
@@ -84,21 +87,26 @@ train::TrainResult run_training(const Config& run_config, const RunRequest& requ
                 m.architecture);
   const Architecture& architecture = find_architecture(m.architecture);
   const fs::path& run_dir = request.out;
-  if (!request.resume && fs::exists(run_dir / "checkpoints"))
+  if (lead && !request.resume && fs::exists(run_dir / "checkpoints"))
     throw Error(run_dir.string() + " already holds a run: pass --resume to continue it, or choose another --out");
 
   torch::manual_seed(options.seed);  // initial weights
   const train::DataOptions data = train::data_options(config);
   if (data.train.empty()) throw Error("data.train: no training set given");
+  const bool quiet = request.quiet || !lead;
   std::unique_ptr<train::TrainTask> task = architecture.make_task(
-      architecture.build(m), {config, m, *tokenizer, data.train, data.valid, request.quiet});
+      architecture.build(m), {config, m, *tokenizer, data.train, data.valid, quiet});
   const std::string base = config.get<std::string>("train.base_model");
-  if (!base.empty() && !request.resume)  // a resumed run's checkpoint holds the weights already
-    std::printf("%s\n", train::describe(train::load_base_weights(task->model(), m, base, architecture.base_architectures)).c_str());
+  if (!base.empty() && !request.resume) {  // a resumed run's checkpoint holds the weights already
+    const std::string loaded = train::describe(train::load_base_weights(task->model(), m, base, architecture.base_architectures));
+    if (lead) std::printf("%s\n", loaded.c_str());
+  }
   std::vector<std::string> train_only = options.train_only;
   if (const auto adapter = apply_adapter(config, task->model())) {
     const std::string name = config.get<std::string>("adapter.name");
-    if (adapter->modules.empty()) {
+    if (!lead) {
+      // rank 0 says it
+    } else if (adapter->modules.empty()) {
       std::printf("adapter: %s, built into the model (%lld parameters)\n", name.c_str(),
                   static_cast<long long>(adapter->parameters));
     } else {
@@ -110,12 +118,15 @@ train::TrainResult run_training(const Config& run_config, const RunRequest& requ
   }
   std::vector<std::string> frozen = train::freeze(task->model(), options.freeze);
   for (std::string& name : train::train_only(task->model(), train_only)) frozen.push_back(std::move(name));
-  print_parameters(task->model(), frozen);
-
-  fs::create_directories(run_dir);
-  write_file_atomic(run_dir / "config.toml", config.to_toml());
-  train::RunInfo run{run_dir, m.to_json(), config.to_json(), tokenizer_path, request.resume, request.quiet};
+  if (lead) {
+    print_parameters(task->model(), frozen);
+    if (group) std::printf("data-parallel: %d processes\n", group->size());
+    fs::create_directories(run_dir);
+    write_file_atomic(run_dir / "config.toml", config.to_toml());
+  }
+  train::RunInfo run{run_dir, m.to_json(), config.to_json(), tokenizer_path, request.resume, quiet, group.get()};
   const train::TrainResult result = train::run_training(*task, options, run);
+  if (!lead) return result;
   std::printf("stopped after %lld steps (%s); last checkpoint %s\n", static_cast<long long>(result.steps),
               result.stop_reason.c_str(), result.last_checkpoint.string().c_str());
   if (result.best_metric)

@@ -44,9 +44,11 @@ std::string checkpoint_name_list(const std::vector<std::string>& names) {
   return out;
 }
 
+}  // namespace
+
 // ------------------------------------------------------------------ trainer_state.json
 
-Json to_json(const TrainerState& state) {
+Json trainer_state_json(const TrainerState& state) {
   if (!state.extra.is_object()) throw Error("trainer state: extra must be a JSON object");
   Json json = state.extra;
   json["step"] = state.step;
@@ -58,6 +60,8 @@ Json to_json(const TrainerState& state) {
   return json;
 }
 
+namespace {
+
 const Json& field(const Json& json, const char* key, const fs::path& file) {
   if (!json.contains(key)) throw error_at(file, 0, key, "missing");
   return json.at(key);
@@ -68,6 +72,8 @@ std::int64_t integer_field(const Json& json, const char* key, const fs::path& fi
   if (!value.is_number_integer()) throw error_at(file, 0, key, "expected an integer");
   return value.get<std::int64_t>();
 }
+
+}  // namespace
 
 TrainerState trainer_state_from_json(const Json& json, const fs::path& file) {
   if (!json.is_object()) throw error_at(file, 0, "", "expected a JSON object");
@@ -89,6 +95,8 @@ TrainerState trainer_state_from_json(const Json& json, const fs::path& file) {
     state.extra.erase(key);
   return state;
 }
+
+namespace {
 
 // ------------------------------------------------------------------ files
 
@@ -135,7 +143,7 @@ void write_contents(const fs::path& dir, const CheckpointContents& contents) {
   save_tensors(dir / kOptimizerFile, contents.optimizer_state,
                {{"step", std::to_string(contents.optimizer_step)}});
   write_json(dir / kConfigFile, Json{{"model", contents.model_config}, {"run", contents.run_config}});
-  write_json(dir / kTrainerStateFile, to_json(contents.trainer_state));
+  write_json(dir / kTrainerStateFile, trainer_state_json(contents.trainer_state));
   if (!contents.tokenizer_dir.empty()) {
     if (!fs::is_directory(contents.tokenizer_dir))
       throw Error(contents.tokenizer_dir.string() + ": tokenizer directory not found");

@@ -18,7 +18,9 @@
 #include "strata/data/token_batches.h"
 #include "strata/train/adamw.h"
 #include "strata/train/checkpoint.h"
+#include "strata/train/gradient_reducer.h"
 #include "strata/train/lr_schedule.h"
+#include "strata/train/process_group.h"
 
 namespace strata::train {
 
@@ -96,11 +98,14 @@ class Loop {
         options_(options),
         run_(run),
         adamw_(named_parameters(task.model()), AdamWOptions{options.beta1, options.beta2, options.eps, options.weight_decay}),
-        metrics_(run.run_dir / "metrics.jsonl") {}
+        metrics_(run.run_dir / "metrics.jsonl") {
+    if (run.group) reducer_ = std::make_unique<GradientReducer>(*run.group, adamw_.parameters());
+  }
 
   TrainResult run() {
-    fs::create_directories(run_.run_dir);
-    if (run_.resume) resume();
+    if (lead()) fs::create_directories(run_.run_dir);
+    if (run_.resume && lead()) resume();
+    if (run_.group) follow_rank0();
     task_.start_epoch(state_.epoch);
     const auto& costs = task_.costs(Split::Train);
     if (costs.empty()) throw Error("training: the training set is empty");
@@ -109,28 +114,28 @@ class Loop {
     if (!task_.draws_batches()) plan_ = plan_batches(costs, plan_options(), static_cast<std::uint64_t>(state_.epoch));
 
     InterruptGuard interrupt_guard;
-    Progress progress("train", static_cast<std::size_t>(options_.max_steps - state_.step), "steps", run_.quiet);
+    Progress progress("train", static_cast<std::size_t>(options_.max_steps - state_.step), "steps",
+                      run_.quiet || !lead());
     const auto start = Clock::now();
     window_start_ = start;
     TrainResult result;
     while (result.stop_reason.empty()) {
       if (state_.step >= options_.max_steps) {
         result.stop_reason = "max_steps";
-      } else if (g_interrupted) {
-        result.stop_reason = "interrupted";
-      } else if (options_.max_minutes > 0 &&
-                 std::chrono::duration<double>(Clock::now() - start).count() > options_.max_minutes * 60) {
-        result.stop_reason = "max_minutes";
+      } else if (const std::string reason = stop_signal(start); !reason.empty()) {
+        result.stop_reason = reason;
       } else if (!update()) {
         result.stop_reason = "max_epochs";
       } else {
         progress.add(1);
         progress.set_status(status_);
-        if (state_.step % options_.eval_every == 0 && evaluate_and_save()) result.stop_reason = "patience";
+        if (state_.step % options_.eval_every == 0 && evaluate_and_save_agreed()) result.stop_reason = "patience";
       }
     }
     progress.finish();
-    if (result.stop_reason == "interrupted") {
+    if (!lead()) {
+      // Rank 0 alone evaluates and saves.
+    } else if (result.stop_reason == "interrupted") {
       save();  // at once: the user is waiting
     } else if (saved_step_ != state_.step) {
       evaluate_and_save();
@@ -154,6 +159,46 @@ class Loop {
     o.max_tokens = options_.max_tokens;
     o.seed = options_.seed;
     return o;
+  }
+
+  bool lead() const { return !run_.group || run_.group->rank() == 0; }
+
+  // "interrupted" (Ctrl-C), "max_minutes" or "": in a data-parallel run, every rank stops at
+  // the same step, when any was interrupted or rank 0's clock says the time is up.
+  std::string stop_signal(Clock::time_point start) {
+    bool interrupted = g_interrupted;
+    bool time_up = options_.max_minutes > 0 &&
+                   std::chrono::duration<double>(Clock::now() - start).count() > options_.max_minutes * 60;
+    if (run_.group) {
+      at::Tensor flags = torch::tensor({interrupted ? 1.0 : 0.0, time_up && lead() ? 1.0 : 0.0}, torch::kDouble);
+      const auto waited = Clock::now();
+      run_.group->all_reduce_sum(flags, fmt::format("agreeing to go on before step {}", state_.step + 1));
+      window_comm_s_ += std::chrono::duration<double>(Clock::now() - waited).count();
+      interrupted = flags[0].item<double>() > 0;
+      time_up = flags[1].item<double>() > 0;
+    }
+    return interrupted ? "interrupted" : time_up ? "max_minutes" : "";
+  }
+
+  // A data-parallel rank takes rank 0's weights, and when resuming, its trainer state, sampler
+  // and optimizer state (rank 0 read the checkpoint; another machine may have none).
+  void follow_rank0() {
+    ProcessGroup& group = *run_.group;
+    if (run_.resume) {
+      const nlohmann::json shared = group.share_from_rank0(
+          "resume", {{"state", trainer_state_json(state_)}, {"optimizer_step", adamw_.step_count()}});
+      if (!lead()) {
+        state_ = trainer_state_from_json(shared.at("state"), "rank 0's trainer state");
+        adamw_.set_step_count(shared.at("optimizer_step").get<std::int64_t>());
+        if (task_.draws_batches()) task_.restore_sampler_state(state_.extra.at("sampler"));
+      }
+      std::vector<at::Tensor> optimizer;
+      for (auto& [name, tensor] : adamw_.state_tensors()) optimizer.push_back(tensor);
+      group.broadcast_from_rank0(optimizer, "sharing rank 0's optimizer state");
+    }
+    std::vector<at::Tensor> weights;
+    for (auto& [name, tensor] : module_tensors(task_.model())) weights.push_back(tensor);
+    group.broadcast_from_rank0(weights, "sharing rank 0's weights");
   }
 
   void resume() {
@@ -210,16 +255,12 @@ class Loop {
     for (std::int64_t micro = 0; micro < options_.accumulation; ++micro) {
       const std::vector<std::size_t>* rows = next_batch();
       if (!rows) return false;
-      const BatchLoss batch = task_.loss(Split::Train, *rows, options_.label_smoothing);
-      const at::Tensor scaled =
-          batch.loss_sum / static_cast<double>(std::max<std::int64_t>(batch.labels, 1) * options_.accumulation);
-      const double value = scaled.item<double>();
-      if (!std::isfinite(value))
-        throw Error(fmt::format("step {}: the training loss is {}; stopping ({})", state_.step + 1, value, last_good()));
-      scaled.backward();
+      if (reducer_ && micro + 1 == options_.accumulation) reducer_->arm(state_.step + 1);
+      const auto [value, batch_tokens] = run_group_or_alone(*rows);
       loss += value;
-      tokens += batch.tokens;
+      tokens += batch_tokens;
     }
+    if (reducer_) window_comm_s_ += reducer_->finish();
     const double norm = clip_grad_norm(adamw_.parameters(), options_.clip_norm > 0 ? options_.clip_norm : INFINITY);
     if (!std::isfinite(norm))
       throw Error(fmt::format("step {}: the gradient norm is {}; stopping ({})", state_.step + 1, norm, last_good()));
@@ -234,14 +275,56 @@ class Loop {
       const double seconds = std::chrono::duration<double>(Clock::now() - window_start_).count();
       const double mean_loss = window_loss_ / window_steps_;
       const double tokens_per_s = seconds > 0 ? window_tokens_ / seconds : 0;
-      metrics_.append({{"split", "train"}, {"step", state_.step}, {"epoch", state_.epoch}, {"loss", mean_loss},
-                       {"lr", lr}, {"grad_norm", norm}, {"tokens_per_s", tokens_per_s}});
+      nlohmann::json line = {{"split", "train"}, {"step", state_.step}, {"epoch", state_.epoch}, {"loss", mean_loss},
+                             {"lr", lr}, {"grad_norm", norm}, {"tokens_per_s", tokens_per_s}};
+      if (run_.group) {
+        line["world_size"] = run_.group->size();
+        line["comm_wait_share"] = seconds > 0 ? window_comm_s_ / seconds : 0;  // rank 0's time blocked on peers
+        line["allreduce_bytes_per_step"] = reducer_->bytes_per_step();
+      }
+      if (lead()) metrics_.append(line);
       status_ = fmt::format("loss {:.3f} | {:.0f} tok/s", mean_loss, tokens_per_s);
-      window_loss_ = 0;
+      window_loss_ = window_comm_s_ = 0;
       window_tokens_ = window_steps_ = 0;
       window_start_ = Clock::now();
     }
     return true;
+  }
+
+  // The forward and backward pass of one micro-batch: alone, or this rank's shard of it with
+  // the loss normalised by the whole batch's labels. The batch's loss (as a share of the
+  // step's) and its tokens, over all ranks.
+  std::pair<double, std::int64_t> run_group_or_alone(const std::vector<std::size_t>& rows) {
+    const double accumulation = static_cast<double>(options_.accumulation);
+    if (!run_.group) {
+      const BatchLoss batch = task_.loss(Split::Train, rows, options_.label_smoothing);
+      const at::Tensor scaled = batch.loss_sum / (static_cast<double>(std::max<std::int64_t>(batch.labels, 1)) * accumulation);
+      const double value = scaled.item<double>();
+      check_finite_loss(value);
+      scaled.backward();
+      return {value, batch.tokens};
+    }
+    ProcessGroup& group = *run_.group;
+    const std::vector<std::size_t> shard = shard_of(rows, group.rank(), group.size());
+    BatchLoss batch;
+    if (!shard.empty()) batch = task_.loss(Split::Train, shard, options_.label_smoothing);
+    group.fault_point(state_.step + 1);
+    at::Tensor totals = torch::tensor({batch.loss_sum.defined() ? batch.loss_sum.item<double>() : 0.0,
+                                       static_cast<double>(batch.labels), static_cast<double>(batch.tokens)},
+                                      torch::kDouble);
+    const auto waited = Clock::now();
+    group.all_reduce_sum(totals, fmt::format("the loss all-reduce of step {}", state_.step + 1));
+    window_comm_s_ += std::chrono::duration<double>(Clock::now() - waited).count();
+    const double denominator = std::max(totals[1].item<double>(), 1.0) * accumulation;
+    const double value = totals[0].item<double>() / denominator;
+    check_finite_loss(value);
+    if (batch.loss_sum.defined()) (batch.loss_sum / denominator).backward();
+    return {value, static_cast<std::int64_t>(totals[2].item<double>())};
+  }
+
+  void check_finite_loss(double value) const {
+    if (!std::isfinite(value))
+      throw Error(fmt::format("step {}: the training loss is {}; stopping ({})", state_.step + 1, value, last_good()));
   }
 
   double validation_loss() {
@@ -255,6 +338,13 @@ class Loop {
       labels += batch.labels;
     }
     return total / static_cast<double>(std::max<std::int64_t>(labels, 1));
+  }
+
+  // evaluate_and_save() on rank 0, its verdict shared with every rank.
+  bool evaluate_and_save_agreed() {
+    const bool stop = lead() && evaluate_and_save();
+    if (!run_.group) return stop;
+    return run_.group->share_from_rank0(fmt::format("patience/{}", state_.step), stop).get<bool>();
   }
 
   // Evaluates (when there is a validation set), saves a checkpoint, and says whether
@@ -321,8 +411,9 @@ class Loop {
   TrainerState state_;
   BatchPlan plan_;
   std::vector<std::size_t> drawn_;  // the batch a task drew (draws_batches)
+  std::unique_ptr<GradientReducer> reducer_;  // data-parallel runs only
   std::int64_t saved_step_ = -1;
-  double window_loss_ = 0;
+  double window_loss_ = 0, window_comm_s_ = 0;
   std::int64_t window_tokens_ = 0, window_steps_ = 0;
   Clock::time_point window_start_;
   std::string status_;
@@ -331,8 +422,11 @@ class Loop {
 }  // namespace
 
 TrainResult run_training(TrainTask& task, const TrainOptions& options, const RunInfo& run) {
-  torch::set_num_threads(options.threads > 0 ? static_cast<int>(options.threads)
-                                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  // The processes of a data-parallel run on one machine share its cores.
+  const int sharing = run.group ? run.group->world().local_world_size : 1;
+  torch::set_num_threads(options.threads > 0
+                             ? static_cast<int>(options.threads)
+                             : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / sharing));
   return Loop(task, options, run).run();
 }
 

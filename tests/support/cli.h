@@ -26,10 +26,12 @@ inline std::string slurp(const std::filesystem::path& path) {
 }
 
 // `args` are shell words after the binary; stdout and stderr go through files in `scratch`.
-inline CliResult run_strata(const std::string& args, const std::filesystem::path& scratch) {
+// `environment`: shell assignments (NAME=value ...) for this run alone.
+inline CliResult run_strata(const std::string& args, const std::filesystem::path& scratch,
+                            const std::string& environment = "") {
   const std::filesystem::path out = scratch / "stdout.txt", err = scratch / "stderr.txt";
-  const std::string command =
-      std::string(STRATA_BINARY) + " " + args + " >" + out.string() + " 2>" + err.string();
+  const std::string command = environment + (environment.empty() ? "" : " ") + std::string(STRATA_BINARY) + " " +
+                              args + " >" + out.string() + " 2>" + err.string();
   const int status = std::system(command.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
 }

@@ -39,6 +39,8 @@ class AdamW {
   void zero_grad();
 
   std::int64_t step_count() const { return step_; }
+  // For state_tensors() overwritten in place (a data-parallel run's copy of rank 0's).
+  void set_step_count(std::int64_t step) { step_ = step; }
   std::vector<at::Tensor> parameters() const;
 
   // "exp_avg/NAME" and "exp_avg_sq/NAME" for every parameter.

@@ -60,6 +60,10 @@ struct Checkpoint {
   std::optional<std::filesystem::path> tokenizer_dir;  // dir/tokenizer when present
 };
 
+// trainer_state.json's object, and back (strata::Error naming `file` and the field).
+nlohmann::json trainer_state_json(const TrainerState& state);
+TrainerState trainer_state_from_json(const nlohmann::json& json, const std::filesystem::path& file);
+
 // Every named parameter and buffer of the module.
 NamedTensors module_tensors(const torch::nn::Module& module);
 

@@ -11,6 +11,13 @@
 // checkpoints/ (train/checkpoint.h). A NaN or infinite loss stops the run with an error
 // naming the step, leaving the last good checkpoint as it was; Ctrl-C saves a checkpoint and
 // returns with interrupted set.
+//
+// Data-parallel (RunInfo::group): every rank plans the same global batches and reads its
+// shard of each (shard_of); the loss is normalised by the labels of the whole batch and the
+// gradients summed over ranks (GradientReducer), so the update is the one-process update of
+// the same batch. Rank 0 alone evaluates and writes metrics, checkpoints and progress; the
+// others start from rank 0's weights (and, on --resume, from its checkpoint, whatever world
+// size wrote it) and follow its decisions to stop.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -23,6 +30,8 @@
 
 namespace strata::train {
 
+class ProcessGroup;
+
 struct RunInfo {
   std::filesystem::path run_dir;
   nlohmann::json model_config;   // saved in every checkpoint's config.json
@@ -30,6 +39,7 @@ struct RunInfo {
   std::filesystem::path tokenizer_dir;  // copied into every checkpoint; may be empty
   bool resume = false;   // continue from RUN_DIR/checkpoints/latest
   bool quiet = false;    // no progress bar
+  ProcessGroup* group = nullptr;  // a data-parallel run's processes; null for one process
 };
 
 struct TrainResult {
