@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 
 #include "strata/core/error.h"
@@ -183,6 +184,23 @@ BatchLoss MultitaskTask::loss(Split split, std::span<const std::size_t> rows, do
   if (split == Split::Train) result.loss_sum = result.loss_sum / static_cast<double>(parts.size());
   result.labels = split == Split::Train ? 1 : static_cast<std::int64_t>(rows.size());
   for (const std::size_t r : rows) result.tokens += static_cast<std::int64_t>(examples[r].ids.size());
+  return result;
+}
+
+BatchLoss MultitaskTask::shard_loss(std::span<const std::size_t> batch, std::span<const std::size_t> shard,
+                                     double label_smoothing) {
+  std::map<std::size_t, double> in_batch;  // examples per task in the whole batch
+  for (const std::size_t r : batch) ++in_batch[train_[r].task];
+  BatchLoss result;
+  std::vector<at::Tensor> parts;
+  for (const auto& [task, group] : run_heads(model_, train_, shard)) {
+    const at::Tensor losses = row_losses(tasks_[task], group.outputs, train_, shard, group.positions, label_smoothing);
+    parts.push_back(losses.sum() / (static_cast<double>(in_batch.size()) * in_batch.at(task)));
+  }
+  result.loss_sum = torch::stack(parts).sum();
+  result.labels = 1;
+  result.whole_batch_mean = true;
+  for (const std::size_t r : shard) result.tokens += static_cast<std::int64_t>(train_[r].ids.size());
   return result;
 }
 

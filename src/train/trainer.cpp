@@ -307,15 +307,17 @@ class Loop {
     ProcessGroup& group = *run_.group;
     const std::vector<std::size_t> shard = shard_of(rows, group.rank(), group.size());
     BatchLoss batch;
-    if (!shard.empty()) batch = task_.loss(Split::Train, shard, options_.label_smoothing);
+    if (!shard.empty()) batch = task_.shard_loss(rows, shard, options_.label_smoothing);
     group.fault_point(state_.step + 1);
     at::Tensor totals = torch::tensor({batch.loss_sum.defined() ? batch.loss_sum.item<double>() : 0.0,
-                                       static_cast<double>(batch.labels), static_cast<double>(batch.tokens)},
+                                       static_cast<double>(batch.labels), static_cast<double>(batch.tokens),
+                                       batch.whole_batch_mean ? 1.0 : 0.0},
                                       torch::kDouble);
     const auto waited = Clock::now();
     group.all_reduce_sum(totals, fmt::format("the loss all-reduce of step {}", state_.step + 1));
     window_comm_s_ += std::chrono::duration<double>(Clock::now() - waited).count();
-    const double denominator = std::max(totals[1].item<double>(), 1.0) * accumulation;
+    const bool whole_batch_mean = totals[3].item<double>() > 0;
+    const double denominator = (whole_batch_mean ? 1.0 : std::max(totals[1].item<double>(), 1.0)) * accumulation;
     const double value = totals[0].item<double>() / denominator;
     check_finite_loss(value);
     if (batch.loss_sum.defined()) (batch.loss_sum / denominator).backward();

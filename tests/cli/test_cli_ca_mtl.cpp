@@ -12,6 +12,7 @@
 #include "strata/core/safetensors.h"
 #include "strata/core/strings.h"
 #include "support/cli.h"
+#include "support/weights.h"
 
 namespace strata {
 namespace {
@@ -98,6 +99,20 @@ TEST_F(CliCaMtl, TrainsFromAMaskedLmBaseResumesAndScoresTheTestSplit) {
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_EQ(slurp(dir_ / "run/checkpoints/step-00000040/model.safetensors"),
             slurp(dir_ / "whole/checkpoints/step-00000040/model.safetensors"));
+
+  // Two processes, each its shard of every drawn batch (4 and 3 rows): the mean of per-task
+  // means is weighed by the whole batch (TrainTask::shard_loss), so the update is still the
+  // one-process one; the mean of the two shards' means would not be.
+  // (Float rounding, summed in another order, then grows by about 10x every 10 steps at this
+  // learning rate: compare early.)
+  for (const char* out : {"six", "parallel"}) {
+    const CliResult six = run("train --quiet " + std::string(out[0] == 'p' ? "--nproc 2 " : "") + "--config " +
+                              path("ca_mtl.toml") + " --out " + path(out) + " train.max_steps=6 mtl.batch_size=7");
+    ASSERT_EQ(six.exit_code, 0) << six.err;
+  }
+  EXPECT_LT(test_support::max_difference(dir_ / "parallel/checkpoints/step-00000006/model.safetensors",
+                                         dir_ / "six/checkpoints/step-00000006/model.safetensors"),
+            1e-6);
 
   const CliResult eval = run("mtl eval --model " + path("whole") + " --split test --predictions " + path("preds.jsonl") +
                              " --json " + path("test.json"));

@@ -6,8 +6,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -15,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "strata/core/safetensors.h"
 #include "support/cli.h"
 #include "support/tiny_run.h"
+#include "support/weights.h"
 
 namespace strata {
 namespace {
@@ -25,26 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using test_support::CliResult;
 using test_support::slurp;
-
-// The largest |a - b| over every float32 tensor of two safetensors files with the same names.
-double max_difference(const fs::path& a, const fs::path& b) {
-  const SafetensorsFile first(a), second(b);
-  EXPECT_EQ(first.entries().size(), second.entries().size()) << a << " vs " << b;
-  double worst = 0;
-  for (const TensorEntry& entry : first.entries()) {
-    const TensorEntry& other = second.entry(entry.name);
-    EXPECT_EQ(entry.shape, other.shape) << entry.name;
-    if (entry.dtype != "F32" || entry.shape != other.shape) continue;
-    const auto x = first.bytes(entry), y = second.bytes(other);
-    for (std::size_t i = 0; i + 4 <= x.size(); i += 4) {
-      float u = 0, v = 0;
-      std::memcpy(&u, x.data() + i, 4);
-      std::memcpy(&v, y.data() + i, 4);
-      worst = std::max(worst, static_cast<double>(std::fabs(u - v)));
-    }
-  }
-  return worst;
-}
 
 class CliDdp : public test_support::ScratchTest {
  protected:
@@ -61,8 +39,8 @@ class CliDdp : public test_support::ScratchTest {
   }
   // Weights and optimizer state of two runs at `step`, within the 1e-5.
   void expect_same_training(const std::string& a, const std::string& b, int step) {
-    EXPECT_LT(max_difference(checkpoint(a, step, "model.safetensors"), checkpoint(b, step, "model.safetensors")), 1e-5);
-    EXPECT_LT(max_difference(checkpoint(a, step, "optimizer.safetensors"), checkpoint(b, step, "optimizer.safetensors")),
+    EXPECT_LT(test_support::max_difference(checkpoint(a, step, "model.safetensors"), checkpoint(b, step, "model.safetensors")), 1e-5);
+    EXPECT_LT(test_support::max_difference(checkpoint(a, step, "optimizer.safetensors"), checkpoint(b, step, "optimizer.safetensors")),
               1e-5);
   }
   // The tiny seq2seq run of the CLI tests without dropout (each rank draws its own masks).

@@ -62,6 +62,9 @@ class MultitaskTask : public TrainTask {
   // Train: the per-task mean of the rows' losses, averaged over the tasks present (labels =
   // 1). Valid: the rows' losses summed (labels = rows).
   BatchLoss loss(Split split, std::span<const std::size_t> rows, double label_smoothing) override;
+  // Each shard example weighs 1 / (tasks in the batch · its task's examples in the batch).
+  BatchLoss shard_loss(std::span<const std::size_t> batch, std::span<const std::size_t> shard,
+                       double label_smoothing) override;
   // "task/NAME", each task's metric (SuiteTask::metric) on its first `documents` validation
   // examples; "score", their mean; "share/TASK", the share of the examples trained
   // on so far that came from the task; "data_used", the share of distinct training examples

@@ -25,6 +25,9 @@ struct BatchLoss {
   at::Tensor loss_sum;         // summed over the labelled tokens
   std::int64_t labels = 0;     // labelled tokens (the loss is averaged over these)
   std::int64_t tokens = 0;     // all real tokens read (inputs + targets), for tokens/s
+  // loss_sum is already this shard's share of the whole batch's mean loss (labels unused):
+  // see TrainTask::shard_loss.
+  bool whole_batch_mean = false;
 };
 
 class TrainTask {
@@ -38,6 +41,14 @@ class TrainTask {
   // redraws them here, costs included.
   virtual void start_epoch(std::int64_t epoch) {}
   virtual BatchLoss loss(Split split, std::span<const std::size_t> rows, double label_smoothing) = 0;
+  // A data-parallel rank's part of the training loss of `batch`: loss(shard) by default, whose
+  // sums and labels add up over the ranks to the batch's. A task whose loss is no sum over
+  // examples (a mean of per-task means) weighs the shard's examples by the whole batch
+  // instead and sets whole_batch_mean, so that the ranks' parts still add up to loss(batch).
+  virtual BatchLoss shard_loss(std::span<const std::size_t> batch, std::span<const std::size_t> shard,
+                               double label_smoothing) {
+    return loss(Split::Train, shard, label_smoothing);
+  }
   // Metrics computed at each evaluation besides the validation loss (ROUGE for summarisers),
   // on at most `documents` validation examples. The model is in eval mode, without grad.
   virtual std::map<std::string, double> extra_metrics(std::int64_t documents) { return {}; }
