@@ -53,6 +53,7 @@ void register_all(CLI::App& app) {
   bench->require_subcommand(1);
   register_bench_attention(*bench);
   register_bench_bst(*bench);
+  register_bench_ddp(*bench);
   register_bench_hibrids(*bench);
   register_bench_patterns(*bench);
   register_bench_prefix(*bench);
