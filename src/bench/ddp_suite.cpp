@@ -97,7 +97,7 @@ double median(std::vector<double> values) {
 struct Case {
   std::string name;
   int processes, threads;
-  std::vector<double> tokens_per_s, comm_wait_share;  // per round
+  std::vector<double> tokens_per_s, comm_wait_share, step_ms;  // per round
   double allreduce_bytes = 0;
 };
 
@@ -105,7 +105,7 @@ struct Case {
 void read_run(const fs::path& metrics, Case& c) {
   JsonlReader reader(metrics);
   nlohmann::json line;
-  std::vector<double> speed, share;
+  std::vector<double> speed, share, step_ms;
   for (bool first = true; reader.next(line);) {
     if (line.value("split", "") != "train") continue;
     if (first) {
@@ -115,12 +115,16 @@ void read_run(const fs::path& metrics, Case& c) {
     speed.push_back(line.at("tokens_per_s").get<double>());
     if (line.contains("comm_wait_share")) {
       share.push_back(line.at("comm_wait_share").get<double>());
+      step_ms.push_back(line.at("step_ms").get<double>());
       c.allreduce_bytes = line.at("allreduce_bytes_per_step").get<double>();
     }
   }
   if (speed.empty()) throw Error("bench ddp: " + metrics.string() + " logged no training window after the first");
   c.tokens_per_s.push_back(median(speed));
-  if (!share.empty()) c.comm_wait_share.push_back(median(share));
+  if (!share.empty()) {
+    c.comm_wait_share.push_back(median(share));
+    c.step_ms.push_back(median(step_ms));
+  }
 }
 
 }  // namespace
@@ -158,8 +162,9 @@ void run_ddp_bench(const DdpBenchOptions& given) {
                                 "max_tokens = 4096\n",
                                 dir.string(), options.steps, log_every));
 
-  std::vector<Case> cases{{"1x1", 1, 1, {}, {}, 0}, {fmt::format("1x{}", cores), 1, cores, {}, {}, 0}};
-  if (cores > 1) cases.push_back({fmt::format("{}x1", cores), cores, 1, {}, {}, 0});
+  std::vector<Case> cases{{.name = "1x1", .processes = 1, .threads = 1},
+                          {.name = fmt::format("1x{}", cores), .processes = 1, .threads = cores}};
+  if (cores > 1) cases.push_back({.name = fmt::format("{}x1", cores), .processes = cores, .threads = 1});
   for (int round = 0; round < options.run.rounds; ++round) {
     for (std::size_t k = 0; k < cases.size(); ++k) {
       Case& c = cases[(k + static_cast<std::size_t>(round)) % cases.size()];  // each round another order
@@ -177,19 +182,22 @@ void run_ddp_bench(const DdpBenchOptions& given) {
 
   const Case& one = cases[1];
   const double reference = median(one.tokens_per_s);
-  Table table({{"processes x threads", -19}, {"tokens/s", 9}, {"ratio", 6}, {"comm wait", 9}, {"MB/step", 8}});
+  Table table({{"processes x threads", -19}, {"tokens/s", 9}, {"ratio", 6}, {"comm wait", 9}, {"MB/step", 8},
+               {"ms/step", 8}});
   nlohmann::ordered_json json_cases = nlohmann::ordered_json::object();
   for (const Case& c : cases) {
     const double speed = median(c.tokens_per_s);
     table.row({fmt::format("{} x {}", c.processes, c.threads), fixed(speed, 0), fixed(speed / reference, 3),
                c.comm_wait_share.empty() ? "-" : fixed(100 * median(c.comm_wait_share), 1) + " %",
-               c.allreduce_bytes > 0 ? fixed(c.allreduce_bytes / 1e6, 1) : "-"});
+               c.allreduce_bytes > 0 ? fixed(c.allreduce_bytes / 1e6, 1) : "-",
+               c.step_ms.empty() ? "-" : fixed(median(c.step_ms), 0)});
     nlohmann::ordered_json entry = {{"processes", c.processes},          {"threads", c.threads},
                                     {"tokens_per_s", speed},              {"round_tokens_per_s", c.tokens_per_s},
                                     {"ratio", speed / reference},         {"ratio_of", one.name}};
     if (!c.comm_wait_share.empty()) {
       entry["comm_wait_share"] = median(c.comm_wait_share);
       entry["allreduce_bytes_per_step"] = c.allreduce_bytes;
+      entry["step_ms"] = median(c.step_ms);
     }
     json_cases[c.name] = entry;
   }
@@ -197,7 +205,7 @@ void run_ddp_bench(const DdpBenchOptions& given) {
   table.print();
   std::printf("ratio: tokens/s over the one process with %d threads, the same global batches; comm wait: the share of "
               "rank 0's step blocked on its peers (loss sums and what the gradient buckets did not hide behind "
-              "backward); MB/step: what each rank all-reduces a step\n",
+              "backward); MB/step: what each rank all-reduces a step; ms/step: rank 0's step\n",
               cores);
   if (!options.run.json.empty()) {
     nlohmann::ordered_json result = {{"benchmark", "ddp"},          {"cores", cores},

@@ -256,7 +256,7 @@ class Loop {
       const std::vector<std::size_t>* rows = next_batch();
       if (!rows) return false;
       if (reducer_ && micro + 1 == options_.accumulation) reducer_->arm(state_.step + 1);
-      const auto [value, batch_tokens] = run_group_or_alone(*rows);
+      const auto [value, batch_tokens] = forward_backward(*rows);
       loss += value;
       tokens += batch_tokens;
     }
@@ -280,6 +280,7 @@ class Loop {
       if (run_.group) {
         line["world_size"] = run_.group->size();
         line["comm_wait_share"] = seconds > 0 ? window_comm_s_ / seconds : 0;  // rank 0's time blocked on peers
+        line["step_ms"] = 1000 * seconds / static_cast<double>(window_steps_);
         line["allreduce_bytes_per_step"] = reducer_->bytes_per_step();
       }
       if (lead()) metrics_.append(line);
@@ -294,7 +295,7 @@ class Loop {
   // The forward and backward pass of one micro-batch: alone, or this rank's shard of it with
   // the loss normalised by the whole batch's labels. The batch's loss (as a share of the
   // step's) and its tokens, over all ranks.
-  std::pair<double, std::int64_t> run_group_or_alone(const std::vector<std::size_t>& rows) {
+  std::pair<double, std::int64_t> forward_backward(const std::vector<std::size_t>& rows) {
     const double accumulation = static_cast<double>(options_.accumulation);
     if (!run_.group) {
       const BatchLoss batch = task_.loss(Split::Train, rows, options_.label_smoothing);

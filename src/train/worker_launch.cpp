@@ -46,21 +46,6 @@ std::vector<std::string> own_command_line() {
   return args;
 }
 
-// A port no one listens on now, on this machine's loopback.
-int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw Error("--nproc: cannot open a socket to find a free port");
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-  ::close(fd);
-  if (!ok) throw Error("--nproc: cannot find a free port on 127.0.0.1; give one with --master 127.0.0.1:PORT");
-  return ntohs(address.sin_port);
-}
-
 std::string describe_status(int status) {
   if (WIFSIGNALED(status)) {
     const int signal = WTERMSIG(status);
@@ -100,6 +85,20 @@ struct Worker {
 }
 
 }  // namespace
+
+int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw Error("--nproc: cannot open a socket to find a free port");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+  ::close(fd);
+  if (!ok) throw Error("--nproc: cannot find a free port on 127.0.0.1; give one with --master 127.0.0.1:PORT");
+  return ntohs(address.sin_port);
+}
 
 void parse_master(const std::string& text, LaunchOptions& options) {
   const auto colon = text.rfind(':');

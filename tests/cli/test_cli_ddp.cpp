@@ -37,7 +37,13 @@ class CliDdp : public test_support::ScratchTest {
     std::snprintf(name, sizeof name, "step-%08d", step);
     return name;
   }
-  // Weights and optimizer state of two runs at `step`, within the issue's 1e-5.
+  // `strata train --quiet FLAGS --config CONFIG --out OUT` succeeds (its errors shown if not).
+  bool trains(const std::string& flags, const std::string& config, const std::string& out) {
+    const CliResult result = run("train --quiet " + flags + " --config " + path(config) + " --out " + path(out));
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    return result.exit_code == 0;
+  }
+  // Weights and optimizer state of two runs at `step`, within 1e-5.
   void expect_same_training(const std::string& a, const std::string& b, int step) {
     EXPECT_LT(test_support::max_difference(checkpoint(a, step, "model.safetensors"), checkpoint(b, step, "model.safetensors")), 1e-5);
     EXPECT_LT(test_support::max_difference(checkpoint(a, step, "optimizer.safetensors"), checkpoint(b, step, "optimizer.safetensors")),
@@ -57,8 +63,7 @@ class CliDdp : public test_support::ScratchTest {
 
 TEST_F(CliDdp, TwoProcessesTrainTheSeq2seqAsOneProcessOnTheSameBatches) {
   write_seq2seq_run();
-  const CliResult one = run("train --quiet --config " + path("tiny.toml") + " --out " + path("one"));
-  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_TRUE(trains("", "tiny.toml", "one"));
   const CliResult two = run("train --quiet --nproc 2 --config " + path("tiny.toml") + " --out " + path("two"));
   ASSERT_EQ(two.exit_code, 0) << two.err;
   expect_same_training("one", "two", 3);
@@ -88,17 +93,14 @@ TEST_F(CliDdp, TwoProcessesTrainTheEncoderWithAccumulationAsOneProcess) {
             "\"\ntokenizer = \"" + path("tok") + "\"\nmax_source_tokens = 128\n"
             "[train]\nmax_steps = 4\nwarmup_steps = 1\neval_every = 4\neval_docs = 4\nmax_tokens = 700\n"
             "accumulation = 2\nthreads = 1\n");
-  const CliResult one = run("train --quiet --config " + path("encoder.toml") + " --out " + path("one"));
-  ASSERT_EQ(one.exit_code, 0) << one.err;
-  const CliResult two = run("train --quiet --nproc 2 --config " + path("encoder.toml") + " --out " + path("two"));
-  ASSERT_EQ(two.exit_code, 0) << two.err;
+  ASSERT_TRUE(trains("", "encoder.toml", "one"));
+  ASSERT_TRUE(trains("--nproc 2", "encoder.toml", "two"));
   expect_same_training("one", "two", 4);
 }
 
 TEST_F(CliDdp, AKilledWorkerIsNamedAndTheRunResumesFromItsLastCheckpointOnOneProcess) {
   write_seq2seq_run();
-  const CliResult reference = run("train --quiet --config " + path("tiny.toml") + " --out " + path("one"));
-  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  ASSERT_TRUE(trains("", "tiny.toml", "one"));
   // Rank 1 kills itself (SIGKILL) in the middle of step 5, after its forward pass.
   const CliResult failed = test_support::run_strata(
       "train --quiet --nproc 2 --ddp-timeout 20 --config " + path("tiny.toml") + " --out " + path("killed"), dir_,
@@ -110,21 +112,15 @@ TEST_F(CliDdp, AKilledWorkerIsNamedAndTheRunResumesFromItsLastCheckpointOnOnePro
       << failed.err;
   EXPECT_EQ(slurp(dir_ / "killed/checkpoints/latest"), fmt_step(3) + "\n");
   // Another world size takes the run on from step 3 and ends where the uninterrupted run did.
-  const CliResult resumed = run("train --quiet --resume --config " + path("tiny.toml") + " --out " + path("killed"));
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  ASSERT_TRUE(trains("--resume", "tiny.toml", "killed"));
   expect_same_training("one", "killed", 6);
 }
 
 TEST_F(CliDdp, OneProcessRunResumesOnTwoProcessesExactly) {
   write_seq2seq_run();
-  const CliResult reference = run("train --quiet --config " + path("tiny.toml") + " --out " + path("one"));
-  ASSERT_EQ(reference.exit_code, 0) << reference.err;
-  const CliResult first = run("train --quiet --config " + path("tiny.toml") + " --out " + path("run") +
-                              " train.max_steps=3");
-  ASSERT_EQ(first.exit_code, 0) << first.err;
-  const CliResult resumed =
-      run("train --quiet --resume --nproc 2 --config " + path("tiny.toml") + " --out " + path("run"));
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  ASSERT_TRUE(trains("", "tiny.toml", "one"));
+  ASSERT_TRUE(trains("train.max_steps=3", "tiny.toml", "run"));
+  ASSERT_TRUE(trains("--resume --nproc 2", "tiny.toml", "run"));
   expect_same_training("one", "run", 6);
 }
 

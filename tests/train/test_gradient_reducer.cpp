@@ -2,30 +2,16 @@
 // shard of a batch, and gradients summed in buckets during backward, with parameters that some
 // or all ranks leave unused.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <torch/torch.h>
-#include <unistd.h>
 
 #include <thread>
 
 #include "strata/train/gradient_reducer.h"
 #include "strata/train/process_group.h"
+#include "strata/train/worker_launch.h"
 
 namespace strata::train {
 namespace {
-
-int reducer_test_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
 
 TEST(ShardOf, RanksTakeEveryWorldSizethRowAndTogetherTheBatch) {
   const std::vector<std::size_t> rows{7, 3, 9, 1, 4};
@@ -64,7 +50,7 @@ TEST(GradientReducer, SumsShardGradientsInOrderedBucketsAndKeepsUnusedParameters
 
   ReducerMaps ranks[2];
   for (ReducerMaps& m : ranks) copy_weights(reference, m);
-  const int port = reducer_test_port();
+  const int port = free_loopback_port();
   std::string errors[2];
   std::int64_t buckets[2] = {0, 0};
   auto rank_main = [&](int rank) {

@@ -21,6 +21,9 @@ struct LaunchOptions {
 // --master when malformed).
 void parse_master(const std::string& text, LaunchOptions& options);
 
+// A port no one listens on now on 127.0.0.1 (the launcher's default for a one-machine run).
+int free_loopback_port();
+
 // Runs the workers to their end and returns this launcher's exit status: 0 when all exited 0,
 // else the first failure's (128 + the signal for a killed worker), after saying which rank
 // failed and how. Workers that outlive a failure by min(timeout, 10) + 3 s are killed and named. Ctrl-C is left
