@@ -148,7 +148,7 @@ int launch_workers(const LaunchOptions& given) {
   // out on a silent peer and name it.
   const std::chrono::seconds grace(std::min(options.timeout_s, 10) + 3);
   std::optional<int> failure;  // the first failing worker's exit code
-  std::optional<Clock::time_point> kill_at;
+  Clock::time_point kill_at = Clock::time_point::max();  // when the survivors of a failure are killed
   std::size_t running = workers.size();
   while (running > 0) {
     for (Worker& w : workers) {
@@ -163,14 +163,14 @@ int launch_workers(const LaunchOptions& given) {
                    describe_status(status).c_str());
       kill_at = Clock::now() + grace;
     }
-    if (kill_at && Clock::now() > *kill_at) {
+    if (Clock::now() > kill_at) {
       for (Worker& w : workers)
         if (!w.status) {
           std::fprintf(stderr, "strata: rank %d (pid %d) did not stop within %lld s of the failure: killed\n", w.rank,
                        static_cast<int>(w.pid), static_cast<long long>(grace.count()));
           ::kill(w.pid, SIGKILL);
         }
-      kill_at.reset();
+      kill_at = Clock::time_point::max();
     }
     if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
