@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -345,6 +346,34 @@ void prune_checkpoints(const fs::path& run_dir, std::int64_t keep_last) {
     if (const auto name = read_pointer(run_dir, pointer)) keep.insert(*name);
   for (std::size_t i = static_cast<std::size_t>(keep_last); i < checkpoints.size(); ++i)
     if (!keep.contains(checkpoints[i].second.filename().string())) fs::remove_all(checkpoints[i].second);
+}
+
+std::vector<std::string> recover_interrupted_saves(const fs::path& run_dir) {
+  std::vector<std::string> done;
+  if (!fs::is_directory(checkpoints_root(run_dir))) return done;
+  for (const fs::directory_entry& entry : fs::directory_iterator(checkpoints_root(run_dir))) {
+    const std::string name = entry.path().filename().string();
+    for (const std::string_view tag : {".tmp-", ".old-"}) {
+      const auto at = name.rfind(tag);
+      if (at == std::string::npos) continue;
+      const std::string pid_text = name.substr(at + tag.size());
+      int pid = 0;
+      const auto [end, ec] = std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), pid);
+      if (ec != std::errc() || end != pid_text.data() + pid_text.size() || pid <= 0) continue;
+      if (::kill(pid, 0) == 0 || errno == EPERM) continue;  // its process still runs: not ours to touch
+      const fs::path checkpoint = entry.path().parent_path() / name.substr(0, at);
+      if (tag == ".old-" && !fs::exists(checkpoint)) {
+        // Killed between moving the previous checkpoint aside and installing the new one.
+        fs::rename(entry.path(), checkpoint);
+        done.push_back(fmt::format("restored {} from {} (process {} was killed replacing it)",
+                                   checkpoint.filename().string(), name, pid));
+      } else {
+        fs::remove_all(entry.path());
+        done.push_back(fmt::format("removed {}, left by a save that process {} did not finish", name, pid));
+      }
+    }
+  }
+  return done;
 }
 
 fs::path resolve_checkpoint(const fs::path& path) {

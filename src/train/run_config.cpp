@@ -121,6 +121,9 @@ ConfigSchema run_schema() {
   s.add("train.train_only", std::vector<std::string>(),
         "glob patterns of the only parameter names that train (every other parameter is frozen); empty = all");
   s.add("train.threads", t.threads, "CPU threads; 0 = every core");
+  s.add("train.nonfinite", std::string("stop"),
+        "a NaN or infinite loss or gradient: stop (keeping the last good checkpoint) or skip (that step makes no "
+        "update, a warning names it, metrics count skipped_steps)");
   const decode::GenerationOptions g;
   s.add("decode.max_length", g.max_length, "tokens generated at most, eos included");
   s.add("decode.min_length", g.min_length, "eos is banned before this many tokens");
@@ -208,6 +211,10 @@ TrainOptions train_options(const Config& c) {
   t.freeze = c.get<std::vector<std::string>>("train.freeze");
   t.train_only = c.get<std::vector<std::string>>("train.train_only");
   t.threads = c.get<std::int64_t>("train.threads");
+  const std::string nonfinite = c.get<std::string>("train.nonfinite");
+  if (nonfinite != "stop" && nonfinite != "skip")
+    throw Error("train.nonfinite: '" + nonfinite + "' is neither stop nor skip");
+  t.skip_nonfinite = nonfinite == "skip";
   return t;
 }
 

@@ -103,7 +103,11 @@ class Loop {
   }
 
   TrainResult run() {
-    if (lead()) fs::create_directories(run_.run_dir);
+    if (lead()) {
+      fs::create_directories(run_.run_dir);
+      for (const std::string& line : recover_interrupted_saves(run_.run_dir))
+        std::fprintf(stderr, "strata: checkpoints: %s\n", line.c_str());
+    }
     if (run_.resume && lead()) resume();
     if (run_.group) follow_rank0();
     task_.start_epoch(state_.epoch);
@@ -252,31 +256,50 @@ class Loop {
     adamw_.zero_grad();
     double loss = 0;
     std::int64_t tokens = 0;
+    std::string nonfinite;  // why this step's update cannot be made
     for (std::int64_t micro = 0; micro < options_.accumulation; ++micro) {
       const std::vector<std::size_t>* rows = next_batch();
       if (!rows) return false;
       if (reducer_ && micro + 1 == options_.accumulation) reducer_->arm(state_.step + 1);
       const auto [value, batch_tokens] = forward_backward(*rows);
+      if (!std::isfinite(value) && nonfinite.empty())
+        nonfinite = fmt::format("the training loss is {} on micro-batch {} of {} (training examples {}); {}",
+                                nonfinite_name(value), micro + 1, options_.accumulation, row_list(*rows),
+                                describe_nonfinite(false));
       loss += value;
       tokens += batch_tokens;
     }
     if (reducer_) window_comm_s_ += reducer_->finish();
     const double norm = clip_grad_norm(adamw_.parameters(), options_.clip_norm > 0 ? options_.clip_norm : INFINITY);
-    if (!std::isfinite(norm))
-      throw Error(fmt::format("step {}: the gradient norm is {}; stopping ({})", state_.step + 1, norm, last_good()));
+    if (!std::isfinite(norm) && nonfinite.empty())
+      nonfinite = fmt::format("the gradient norm is {}; {}", nonfinite_name(norm), describe_nonfinite(true));
     const double lr = learning_rate(options_.schedule, state_.step);
-    adamw_.step(lr);
+    if (nonfinite.empty()) {
+      adamw_.step(lr);
+    } else if (!options_.skip_nonfinite) {
+      throw Error(fmt::format("step {}: {}; stopping ({}; train.nonfinite = \"skip\" skips such steps)",
+                              state_.step + 1, nonfinite, last_good()));
+    } else {
+      state_.extra["skipped_steps"] = state_.extra.value("skipped_steps", 0) + 1;
+      if (lead())
+        std::fprintf(stderr, "strata: warning: step %lld skipped (train.nonfinite = \"skip\"): %s\n",
+                     static_cast<long long>(state_.step + 1), nonfinite.c_str());
+    }
     ++state_.step;
 
-    window_loss_ += loss;
+    if (nonfinite.empty()) {  // the window's mean loss is over the steps that updated
+      window_loss_ += loss;
+      ++window_updates_;
+    }
     window_tokens_ += tokens;
     ++window_steps_;
     if (state_.step % options_.log_every == 0) {
       const double seconds = std::chrono::duration<double>(Clock::now() - window_start_).count();
-      const double mean_loss = window_loss_ / window_steps_;
+      const double mean_loss = window_updates_ > 0 ? window_loss_ / static_cast<double>(window_updates_) : NAN;
       const double tokens_per_s = seconds > 0 ? window_tokens_ / seconds : 0;
       nlohmann::json line = {{"split", "train"}, {"step", state_.step}, {"epoch", state_.epoch}, {"loss", mean_loss},
                              {"lr", lr}, {"grad_norm", norm}, {"tokens_per_s", tokens_per_s}};
+      if (state_.extra.contains("skipped_steps")) line["skipped_steps"] = state_.extra["skipped_steps"];
       if (run_.group) {
         line["world_size"] = run_.group->size();
         line["comm_wait_share"] = seconds > 0 ? window_comm_s_ / seconds : 0;  // rank 0's time blocked on peers
@@ -286,7 +309,7 @@ class Loop {
       if (lead()) metrics_.append(line);
       status_ = fmt::format("loss {:.3f} | {:.0f} tok/s", mean_loss, tokens_per_s);
       window_loss_ = window_comm_s_ = 0;
-      window_tokens_ = window_steps_ = 0;
+      window_tokens_ = window_steps_ = window_updates_ = 0;
       window_start_ = Clock::now();
     }
     return true;
@@ -301,8 +324,7 @@ class Loop {
       const BatchLoss batch = task_.loss(Split::Train, rows, options_.label_smoothing);
       const at::Tensor scaled = batch.loss_sum / (static_cast<double>(std::max<std::int64_t>(batch.labels, 1)) * accumulation);
       const double value = scaled.item<double>();
-      check_finite_loss(value);
-      scaled.backward();
+      if (std::isfinite(value)) scaled.backward();
       return {value, batch.tokens};
     }
     ProcessGroup& group = *run_.group;
@@ -320,14 +342,35 @@ class Loop {
     const bool whole_batch_mean = totals[3].item<double>() > 0;
     const double denominator = (whole_batch_mean ? 1.0 : std::max(totals[1].item<double>(), 1.0)) * accumulation;
     const double value = totals[0].item<double>() / denominator;
-    check_finite_loss(value);
-    if (batch.loss_sum.defined()) (batch.loss_sum / denominator).backward();
+    if (batch.loss_sum.defined() && std::isfinite(value)) (batch.loss_sum / denominator).backward();
     return {value, static_cast<std::int64_t>(totals[2].item<double>())};
   }
 
-  void check_finite_loss(double value) const {
-    if (!std::isfinite(value))
-      throw Error(fmt::format("step {}: the training loss is {}; stopping ({})", state_.step + 1, value, last_good()));
+  static std::string nonfinite_name(double value) { return std::isnan(value) ? "NaN" : value > 0 ? "inf" : "-inf"; }
+
+  // "3, 17, 22" (the first 8, then how many more).
+  static std::string row_list(const std::vector<std::size_t>& rows) {
+    std::string text;
+    for (std::size_t i = 0; i < rows.size() && i < 8; ++i) text += (i ? ", " : "") + std::to_string(rows[i]);
+    if (rows.size() > 8) text += fmt::format(" and {} more", rows.size() - 8);
+    return text;
+  }
+
+  // The first parameter (or, with `gradients`, the first gradient) that holds a NaN or an
+  // infinity, and how many: where a non-finite value went first.
+  std::string describe_nonfinite(bool gradients) {
+    torch::NoGradGuard no_grad;
+    for (const auto& item : task_.model().named_parameters()) {
+      const at::Tensor values = gradients ? item.value().grad() : item.value();
+      if (!values.defined()) continue;
+      const std::int64_t bad = (~torch::isfinite(values)).sum().item<std::int64_t>();
+      if (bad == 0) continue;
+      const std::int64_t nan = torch::isnan(values).sum().item<std::int64_t>();
+      return fmt::format("the first non-finite {} is {}'s ({} NaN and {} infinite of {} values)",
+                         gradients ? "gradient" : "parameter", item.key(), nan, bad - nan, values.numel());
+    }
+    return gradients ? "no gradient holds a non-finite value (their norm overflowed)"
+                     : "every parameter is finite: the batch or the forward pass made it";
   }
 
   double validation_loss() {
@@ -417,7 +460,7 @@ class Loop {
   std::unique_ptr<GradientReducer> reducer_;  // data-parallel runs only
   std::int64_t saved_step_ = -1;
   double window_loss_ = 0, window_comm_s_ = 0;
-  std::int64_t window_tokens_ = 0, window_steps_ = 0;
+  std::int64_t window_tokens_ = 0, window_steps_ = 0, window_updates_ = 0;
   Clock::time_point window_start_;
   std::string status_;
 };

@@ -152,6 +152,38 @@ TEST_F(CheckpointTest, SavingOverAnExistingCheckpointReplacesIt) {
   EXPECT_FALSE(loaded.tokenizer_dir);
 }
 
+// The pid of a process that has ended: a save it left half done is nobody's now.
+int ended_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  ::waitpid(pid, nullptr, 0);
+  return static_cast<int>(pid);
+}
+
+TEST_F(CheckpointTest, InterruptedSavesAreUndoneOnceTheirProcessHasEnded) {
+  torch::manual_seed(1);
+  TinyNet net(8);
+  AdamW optimizer(module_tensors(net));
+  const fs::path run = root_ / "run";
+  // A process replacing step 3 was killed between moving the old one aside and installing the
+  // new one, and another left a half-written step 4.
+  save_checkpoint(checkpoint_dir(run, 3), contents(net, optimizer, 3));
+  mark_latest_checkpoint(run, 3);
+  const std::string dead = std::to_string(ended_pid());
+  fs::rename(checkpoint_dir(run, 3), run / "checkpoints" / ("step-00000003.old-" + dead));
+  fs::create_directories(run / "checkpoints" / ("step-00000004.tmp-" + dead));
+  // A save still running in this process is left alone.
+  const std::string mine = "step-00000005.tmp-" + std::to_string(::getpid());
+  fs::create_directories(run / "checkpoints" / mine);
+  EXPECT_THROW(find_latest_checkpoint(run), Error);
+
+  const std::vector<std::string> done = recover_interrupted_saves(run);
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(entries(run / "checkpoints"), (std::vector<std::string>{"latest", "step-00000003", mine}));
+  EXPECT_EQ(load_checkpoint(*find_latest_checkpoint(run)).trainer_state.step, 3);
+  EXPECT_TRUE(recover_interrupted_saves(run).empty());
+}
+
 TEST_F(CheckpointTest, WeightsOfAnotherArchitectureAreAClearError) {
   torch::manual_seed(1);
   TinyNet net(8);

@@ -60,6 +60,11 @@ class ScriptedTask : public TrainTask {
   torch::nn::Module& model() override { return inner_.model(); }
   const std::vector<std::size_t>& costs(Split split) const override { return inner_.costs(split); }
   BatchLoss loss(Split split, std::span<const std::size_t> rows, double label_smoothing) override {
+    if (split == Split::Train && calls_ + 1 == poison_at) {
+      torch::NoGradGuard no_grad;
+      const auto first = model().named_parameters()[poisoned];
+      first.view({-1})[0] = std::numeric_limits<float>::quiet_NaN();
+    }
     BatchLoss out = inner_.loss(split, rows, label_smoothing);
     if (split != Split::Train) return out;
     ++calls_;
@@ -69,6 +74,8 @@ class ScriptedTask : public TrainTask {
   }
   int interrupt_at = -1;
   int nan_at = -1;
+  int poison_at = -1;  // sets the first value of parameter `poisoned` to NaN before that call
+  std::string poisoned;
 
  private:
   static models::Seq2Seq make_model() {
@@ -190,6 +197,47 @@ TEST(Trainer, NanLossStopsNamingTheStepAndKeepsTheLastGoodCheckpoint) {
   }
   EXPECT_EQ(*find_latest_checkpoint(run.dir), checkpoint_dir(run.dir, 4));
   EXPECT_NO_THROW(load_checkpoint(checkpoint_dir(run.dir, 4)));
+}
+
+TEST(Trainer, ANonFiniteParameterIsNamedWithTheBatchThatMetIt) {
+  TempRun run;
+  ScriptedTask task;
+  task.poison_at = 11;  // step 6, its first micro-batch
+  task.poisoned = "decoder.layers.0.fc1.weight";
+  try {
+    run_training(task, options(), run_info(run.dir));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("step 6: the training loss is NaN on micro-batch 1 of 2 (training examples "),
+              std::string::npos) << message;
+    EXPECT_NE(message.find("the first non-finite parameter is decoder.layers.0.fc1.weight's (1 NaN and 0 infinite"),
+              std::string::npos) << message;
+    EXPECT_NE(message.find("train.nonfinite = \"skip\""), std::string::npos) << message;
+  }
+  EXPECT_EQ(*find_latest_checkpoint(run.dir), checkpoint_dir(run.dir, 4));
+}
+
+TEST(Trainer, NanLossSkipsItsStepWhenAskedAndCountsIt) {
+  TempRun run;
+  ScriptedTask task;
+  task.nan_at = 11;  // step 6
+  TrainOptions o = options();
+  o.skip_nonfinite = true;
+  testing::internal::CaptureStderr();
+  const TrainResult result = run_training(task, o, run_info(run.dir));
+  const std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(result.steps, 8);
+  EXPECT_NE(warnings.find("step 6 skipped (train.nonfinite = \"skip\"): the training loss is NaN"), std::string::npos)
+      << warnings;
+  const auto lines = metric_lines(run.dir);
+  for (const nlohmann::json& line : lines) {
+    if (line["split"] != "train") continue;
+    EXPECT_EQ(line.contains("skipped_steps"), line["step"].get<int>() >= 6) << line.dump();
+  }
+  // No NaN reached the weights: the skipped step made no update.
+  for (const auto& [name, tensor] : load_checkpoint(checkpoint_dir(run.dir, 8)).weights)
+    EXPECT_TRUE(torch::isfinite(tensor).all().item<bool>()) << name;
 }
 
 TEST(Trainer, ResumeRefusesAnotherModelConfiguration) {

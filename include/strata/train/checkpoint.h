@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -107,6 +108,12 @@ std::optional<std::filesystem::path> find_best_checkpoint(const std::filesystem:
 // model.safetensors, else a run directory's best checkpoint, else its latest; strata::Error
 // saying what was expected.
 std::filesystem::path resolve_checkpoint(const std::filesystem::path& path);
+
+// Clears what saves killed midway left in RUN/checkpoints, once their process is gone: a
+// "<name>.old-<pid>" whose checkpoint is missing is renamed back (it is the previous, complete
+// checkpoint), and other "*.tmp-<pid>" / "*.old-<pid>" directories are removed. One line per
+// action, for the log. The trainer calls it before it starts or resumes a run.
+std::vector<std::string> recover_interrupted_saves(const std::filesystem::path& run_dir);
 
 // Removes all but the newest keep_last step-* checkpoints, never the ones that latest and
 // best name; keep_last 0 keeps everything. Call it after mark_latest_checkpoint.

@@ -49,6 +49,7 @@ struct TrainOptions {
   std::vector<std::string> freeze;    // parameter-name glob patterns
   std::vector<std::string> train_only;  // globs of the only parameters that train; empty = all
   std::int64_t threads = 0;           // 0 = every core
+  bool skip_nonfinite = false;        // a NaN/inf loss or gradient skips the update instead of stopping
 };
 
 DataOptions data_options(const Config& config);
