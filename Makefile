@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 DEMO_DIR ?= runs/demo
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build test demo bench clean
+.PHONY: all deps build test demo bench fuzz clean
 
 all: build
 
@@ -25,6 +25,10 @@ demo: build
 
 bench: build
 	bash scripts/bench $(BUILD_DIR)
+
+# libFuzzer on every parser for FUZZ_SECONDS each (default 60); see docs/reliability.md.
+fuzz: deps
+	bash scripts/fuzz
 
 clean:
 	rm -rf $(BUILD_DIR)

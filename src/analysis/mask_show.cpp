@@ -44,7 +44,7 @@ attn::LayerSpec read_spec(const fs::path& path) {
   nlohmann::json json;
   try {
     json = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     throw Error(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
   }
   try {

@@ -34,7 +34,7 @@ nlohmann::json read_definitions(const std::string& text) {
   const std::string json_text = inline_json ? text : read_file(text);
   try {
     return nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     throw Error(source + ": not JSON: " + e.what());
   }
 }

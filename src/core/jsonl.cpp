@@ -7,7 +7,40 @@
 
 namespace strata {
 
-JsonlReader::JsonlReader(std::filesystem::path path) : path_(std::move(path)) {
+namespace {
+
+// One line of `in` into `line`, without its '\n'; false at the end of the input. A line longer
+// than `limit` bytes is not read into memory: `too_long` is set and the rest of it skipped.
+bool read_line(std::istream& in, std::string& line, std::size_t limit, bool& too_long) {
+  line.clear();
+  too_long = false;
+  char buffer[1 << 16];
+  bool any = false;
+  while (true) {
+    in.getline(buffer, sizeof buffer);
+    const std::streamsize got = in.gcount();
+    if (got > 0) any = true;
+    if (in.bad()) return false;
+    // A full buffer without the newline sets failbit: the line goes on.
+    const bool more = in.fail() && !in.eof() && got == static_cast<std::streamsize>(sizeof buffer) - 1;
+    const std::size_t stored = static_cast<std::size_t>(got) - (more || in.eof() ? 0 : 1);  // minus the '\n'
+    if (!too_long && line.size() + stored > limit) {
+      too_long = true;
+      line.clear();
+    }
+    if (!too_long) line.append(buffer, stored);
+    if (!more) {
+      if (in.fail() && !in.eof()) in.clear();  // an empty line
+      return any || !in.eof();
+    }
+    in.clear();
+  }
+}
+
+}  // namespace
+
+JsonlReader::JsonlReader(std::filesystem::path path, std::size_t max_line_bytes)
+    : path_(std::move(path)), max_line_bytes_(max_line_bytes) {
   if (path_ == "-") {
     in_ = &std::cin;
     return;
@@ -20,14 +53,18 @@ JsonlReader::JsonlReader(std::filesystem::path path) : path_(std::move(path)) {
 
 bool JsonlReader::next(nlohmann::json& object) {
   std::string text;
-  while (std::getline(*in_, text)) {
+  bool too_long = false;
+  while (read_line(*in_, text, max_line_bytes_, too_long)) {
     ++line_;
+    if (too_long)
+      throw error_at(path_, line_, "",
+                     "the line is longer than " + std::to_string(max_line_bytes_) + " bytes, more than any record strata reads");
     if (!text.empty() && text.back() == '\r') text.pop_back();
     if (text.find_first_not_of(" \t") == std::string::npos) continue;
     if (!is_valid_utf8(text)) text = sanitize_utf8(text, &invalid_utf8_);
     try {
       object = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
       throw error_at(path_, line_, "", std::string("malformed JSON: ") + e.what());
     }
     if (!object.is_object()) throw error_at(path_, line_, "", "expected a JSON object");

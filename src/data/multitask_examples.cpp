@@ -26,7 +26,8 @@ std::vector<SuiteTask> read_suite_tasks(const fs::path& suite_dir, const std::ve
   if (!json.is_object() || json.empty()) throw error_at(file, 0, "", "expected an object of tasks");
   std::vector<SuiteTask> all;
   for (const auto& [name, entry] : json.items()) {
-    const auto field = [&](const char* key) -> const nlohmann::ordered_json& {
+    // Named captures: clang before 16 cannot capture structured bindings (make fuzz builds with it).
+    const auto field = [&, &name = name, &entry = entry](const char* key) -> const nlohmann::ordered_json& {
       if (!entry.is_object() || !entry.contains(key)) throw error_at(file, 0, name + "." + key, "missing");
       return entry.at(key);
     };

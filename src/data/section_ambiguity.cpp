@@ -501,7 +501,8 @@ nlohmann::json build_section_ambiguity(const SectionAmbiguityOptions& options, c
   for (const auto& [name, digits] : senses)
     for (char digit : digits) {
       nlohmann::ordered_json t = nlohmann::ordered_json::object();
-      const auto add = [&](const std::string& language, const PageIndex& index, const fs::path& root) {
+      // A named capture: clang before 16 cannot capture structured bindings (make fuzz builds with it).
+      const auto add = [&, &name = name](const std::string& language, const PageIndex& index, const fs::path& root) {
         const auto by_name = index.find(name);
         if (by_name == index.end()) return;
         const auto page = by_name->second.find(digit);

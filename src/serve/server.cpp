@@ -137,7 +137,7 @@ void Service::guarded(httplib::Response& res, const std::function<void()>& route
 nlohmann::json Service::parse_body(const httplib::Request& req) const {
   try {
     return nlohmann::json::parse(req.body);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     throw ApiError(400, "invalid_request_error", std::string("the body is not valid JSON: ") + e.what());
   }
 }

@@ -85,7 +85,7 @@ ByteBpeTokenizer::ByteBpeTokenizer(const Vocab& vocab, const std::vector<Merge>&
   // Like GPT-2's dict(zip(merges, ranks)), a repeated pair keeps its last rank.
   for (std::size_t rank = 0; rank < merges_.size(); ++rank) {
     const auto& [left, right] = merges_[rank];
-    const auto id_of = [&](const std::string& piece) {
+    const auto id_of = [&, &left = left, &right = right](const std::string& piece) {  // clang < 16: named
       const auto it = vocab.find(piece);
       if (it == vocab.end())
         throw Error(fmt::format("merge {} ({} {}): {} is not in the vocabulary", rank + 1,

@@ -92,5 +92,42 @@ TEST(JsonlReader, ErrorsNameFileLineAndField) {
   fs::remove(path);
 }
 
+TEST(JsonlReader, LinesAcrossManyBuffersAndWithoutAFinalNewlineReadWhole) {
+  const fs::path path = temp_path("long.jsonl");
+  const std::string long_text(300000, 'x');  // several of the reader's 64 KiB buffers
+  std::string exact(65535 - 10, 'y');         // the line ends where a buffer does
+  write_file_atomic(path, "{\"a\": \"" + long_text + "\"}\r\n\n{\"b\": \"" + exact + "\"}\n{\"c\": 1e999}");
+  JsonlReader reader(path);
+  nlohmann::json object;
+  ASSERT_TRUE(reader.next(object));
+  EXPECT_EQ(object["a"].get<std::string>(), long_text);
+  ASSERT_TRUE(reader.next(object));
+  EXPECT_EQ(object["b"].get<std::string>(), exact);
+  // A number past double's range is malformed input like any other, not a crash.
+  try {
+    reader.next(object);
+    FAIL() << "1e999 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("long.jsonl:4: malformed JSON"), std::string::npos) << e.what();
+  }
+  fs::remove(path);
+}
+
+TEST(JsonlReader, ALineOverTheLimitIsRefusedWithoutReadingIt) {
+  const fs::path path = temp_path("huge.jsonl");
+  write_file_atomic(path, "{\"a\": 1}\n{\"a\": \"" + std::string(5000, 'z') + "\"}\n");
+  JsonlReader reader(path, 1000);
+  nlohmann::json object;
+  ASSERT_TRUE(reader.next(object));
+  try {
+    reader.next(object);
+    FAIL() << "an overlong line was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("huge.jsonl:2: the line is longer than 1000 bytes"), std::string::npos)
+        << e.what();
+  }
+  fs::remove(path);
+}
+
 }  // namespace
 }  // namespace strata

@@ -15,8 +15,12 @@ namespace strata {
 
 class JsonlReader {
  public:
-  // path "-" reads standard input.
-  explicit JsonlReader(std::filesystem::path path);
+  // A longer line is refused (an error naming it), never read into memory: a 1 GB line is a
+  // broken file, not a document (the longest book `strata data books` writes is ~50 MB).
+  static constexpr std::size_t kMaxLineBytes = std::size_t{256} << 20;
+
+  // path "-" reads standard input; a line over max_line_bytes is an error.
+  explicit JsonlReader(std::filesystem::path path, std::size_t max_line_bytes = kMaxLineBytes);
 
   // Next non-blank line parsed as a JSON object; false at end of file. Throws
   // strata::Error("FILE:LINE: ...") for malformed JSON or a line that is not an object.
@@ -40,6 +44,7 @@ class JsonlReader {
   std::filesystem::path path_;
   std::ifstream file_;
   std::istream* in_;
+  std::size_t max_line_bytes_;
   std::size_t line_ = 0;
   std::size_t invalid_utf8_ = 0;
   bool reported_ = false;
