@@ -331,6 +331,10 @@ class MaskParser {
  public:
   explicit MaskParser(std::string_view text) : text_(text) {}
 
+  // Deeper than any mask a person writes; the parser recurses per level, so a text of nested
+  // parentheses or '!'s must not reach the end of the stack.
+  static constexpr int kMaxNesting = 64;
+
   Mask parse() {
     Mask mask = parse_or();
     skip_space();
@@ -340,6 +344,16 @@ class MaskParser {
   }
 
  private:
+  // One more level of '(' or '!' for as long as it lives.
+  struct Nesting {
+    explicit Nesting(MaskParser& parser) : parser_(parser) {
+      if (++parser_.depth_ > kMaxNesting)
+        parser_.fail("nested deeper than " + std::to_string(kMaxNesting) + " levels of '(' and '!'");
+    }
+    ~Nesting() { --parser_.depth_; }
+    MaskParser& parser_;
+  };
+
   Mask parse_or() {
     Mask mask = parse_and();
     if (!peek('|')) return mask;
@@ -361,8 +375,12 @@ class MaskParser {
   }
 
   Mask parse_unary() {
-    if (accept('!')) return !parse_unary();
+    if (accept('!')) {
+      const Nesting nested(*this);
+      return !parse_unary();
+    }
     if (accept('(')) {
+      const Nesting nested(*this);
       Mask mask = parse_or();
       expect(')');
       return mask;
@@ -452,6 +470,7 @@ class MaskParser {
 
   std::string_view text_;
   std::size_t at_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include "strata/doc/document.h"
 
+#include <fmt/format.h>
+
+#include "strata/core/error.h"
 #include "strata/core/strings.h"
 #include "strata/doc/sentence_splitter.h"
 
@@ -34,6 +37,9 @@ DocumentBuilder::DocumentBuilder(std::string title) {
 }
 
 void DocumentBuilder::open_section(std::string heading, int rank) {
+  if (++sections_ > kMaxSections)
+    throw Error(fmt::format("more than {} sections (the last one headed '{}'): a document this large is refused",
+                            kMaxSections, heading.substr(0, 60)));
   if (rank < 1) rank = 1;
   while (open_.size() > 1 && open_.back().second >= rank) open_.pop_back();
   Section* parent = open_.back().first;

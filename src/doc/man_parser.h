@@ -36,6 +36,10 @@ class ManParser {
   enum class Capture { None, Define, Ignore };
   enum class Table { Off, Options, Format, Rows };
   static constexpr int kMaxDepth = 16;  // macro expansion and nested conditionals
+  // Lines that page-defined macros may expand to, in all: far above any real page (pod2man's
+  // pages expand a few thousand), and what stops a macro that calls itself several times from
+  // growing exponentially within kMaxDepth.
+  static constexpr std::size_t kMaxExpandedLines = 200'000;
 
   void process(std::string_view raw, int depth);
   void capture_line(std::string_view raw);
@@ -114,6 +118,8 @@ class ManParser {
   bool link_has_text_ = true;
   roff::Strings strings_;
   std::unordered_map<std::string, std::vector<std::string>> macros_;
+  std::size_t expanded_lines_ = 0;
+  std::string source_;  // the page's name, for errors
   std::vector<bool> ie_results_;
   int skip_depth_ = 0;
   Capture capture_ = Capture::None;

@@ -1,10 +1,13 @@
 #include "strata/doc/manpage.h"
 
+#include <fmt/format.h>
+
 #include <unordered_map>
 #include <vector>
 
 #include "man_parser.h"
 #include "roff_text.h"
+#include "strata/core/error.h"
 #include "strata/core/files.h"
 #include "strata/core/strings.h"
 #include "strata/core/utf8.h"
@@ -156,7 +159,7 @@ std::string description_of(std::string_view name_line) {
 
 }  // namespace
 
-ManParser::ManParser(std::string_view source_name) {
+ManParser::ManParser(std::string_view source_name) : source_(source_name) {
   auto [name, section] = name_from_file(source_name);
   page_.name = std::move(name);
   page_.section = std::move(section);
@@ -325,7 +328,12 @@ void ManParser::control(std::string_view line, int depth) {
 }
 
 void ManParser::expand(const std::vector<std::string>& body, const std::vector<std::string>& args, int depth) {
-  for (const std::string& line : body) process(substitute_args(line, args), depth + 1);
+  for (const std::string& line : body) {
+    if (++expanded_lines_ > kMaxExpandedLines)
+      throw Error(fmt::format("{}: its macros expand to more than {} lines (a macro that calls itself?)", source_,
+                              kMaxExpandedLines));
+    process(substitute_args(line, args), depth + 1);
+  }
 }
 
 void ManParser::request(Request r, std::string_view rest, int depth) {

@@ -12,9 +12,16 @@ namespace strata {
 SentencePieceTokenizer::SentencePieceTokenizer(std::string_view serialized, SpecialTokens specials,
                                                const std::string& origin)
     : processor_(spm::new_processor()), specials_(std::move(specials)) {
-  const auto error = spm::error_of([&] { return processor_->LoadFromSerializedProto(serialized); });
+  std::optional<std::string> error;
+  try {
+    error = spm::error_of([&] { return processor_->LoadFromSerializedProto(serialized); });
+  } catch (const std::exception& e) {
+    // The library throws, rather than returns a status, for some broken models (its
+    // double-array trie refuses a zero-length piece).
+    error = e.what();
+  }
   if (error || processor_->GetPieceSize() == 0)
-    throw Error(origin + ": not a tokenizer: not a valid sentencepiece model");
+    throw Error(origin + ": not a tokenizer: not a valid sentencepiece model" + (error ? " (" + *error + ")" : ""));
 }
 
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;

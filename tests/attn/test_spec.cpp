@@ -313,5 +313,20 @@ TEST(Spec, PrintsOneLinePerHead) {
       "every head: all, gumbel(tau=0.5)\nbias: section_distance(buckets=8, max_distance=16)\n");
 }
 
+TEST(MaskExpression, NestingPastTheLimitIsAnErrorNotAStackOverflow) {
+  // 64 levels parse (found by the attention_spec fuzz target: 100,000 overflowed the stack).
+  const std::string ok = std::string(64, '(') + "causal" + std::string(64, ')');
+  EXPECT_EQ(parse_mask(ok), Mask::causal());
+  EXPECT_NO_THROW(parse_mask(std::string(64, '!') + "causal"));
+  for (const std::string& deep : {std::string(100000, '(') + "causal", std::string(65, '!') + "causal"}) {
+    try {
+      parse_mask(deep);
+      FAIL() << "a mask nested " << deep.size() << " deep was parsed";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("nested deeper than 64 levels"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace strata::attn

@@ -253,5 +253,18 @@ TEST(ManPage, InstalledPagesHaveNameAndStructure) {
   }
 }
 
+TEST(ManPage, AMacroThatCallsItselfIsRefusedBeforeItExpandsExponentially) {
+  // Each expansion calls the macro twice: 2^16 expansions within the depth limit, each one
+  // line, unless the total is capped (found by the manpage fuzz target).
+  const std::string roff = ".TH LOOP 1\n.SH NAME\nloop \\- twice\n.de Tw\n.Tw\n.Tw\nx\n..\n.Tw\n";
+  try {
+    parse_manpage(roff, "loop.1");
+    FAIL() << "the page expanded without limit";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("loop.1: its macros expand to more than 200000 lines"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace strata

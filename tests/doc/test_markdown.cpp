@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "strata/core/files.h"
+#include "strata/core/error.h"
+#include "strata/doc/document.h"
 #include "strata/doc/markdown.h"
 
 namespace strata {
@@ -140,6 +142,19 @@ TEST(Markdown, CrLfAndEmptyInput) {
   const Document doc = parse_markdown("# T\r\n\r\nBody.\r\n");
   EXPECT_EQ(doc.title, "T");
   EXPECT_EQ(doc.text, "Body.");
+}
+
+TEST(Markdown, AMillionSectionsAreRefusedBeforeTheyTakeTheMemory) {
+  std::string text;
+  for (std::size_t i = 0; i <= DocumentBuilder::kMaxSections; ++i) text += "# h\n";
+  try {
+    parse_markdown(text);
+    FAIL() << "a document of more than kMaxSections sections was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 100000 sections"), std::string::npos) << e.what();
+  }
+  text.resize(text.size() - 4);  // exactly the limit: read
+  EXPECT_EQ(parse_markdown(text).root.children.size(), DocumentBuilder::kMaxSections);
 }
 
 }  // namespace

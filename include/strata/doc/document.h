@@ -66,7 +66,12 @@ class DocumentBuilder {
   DocumentBuilder(const DocumentBuilder&) = delete;  // holds pointers into its document
   DocumentBuilder& operator=(const DocumentBuilder&) = delete;
 
+  // More sections than any document has (a long manual has a few thousand): a text with more
+  // is refused, as a broken or hostile input, before it takes the memory it asks for.
+  static constexpr std::size_t kMaxSections = 100'000;
+
   // Opens a section. `rank` is the heading's rank in the source (1 for '#', 2 for '##', …).
+  // strata::Error past kMaxSections.
   // The section becomes a child of the nearest open section of smaller rank, so a skipped
   // rank (# then ###) nests one level deeper instead of failing.
   void open_section(std::string heading, int rank);
@@ -80,6 +85,7 @@ class DocumentBuilder {
  private:
   Document doc_;
   std::vector<std::pair<Section*, int>> open_;  // (section, rank); root has rank 0
+  std::size_t sections_ = 0;
 };
 
 Document build_document(std::string title, std::vector<DocumentBlock> blocks);
