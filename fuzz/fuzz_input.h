@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "strata/core/error.h"
+#include "strata/text/tokenizer.h"
 
 namespace strata::fuzz {
 
@@ -54,6 +55,12 @@ inline std::pair<std::string_view, std::string_view> two_parts(std::string_view 
   const auto at = text.find("\n----\n");
   if (at == std::string_view::npos) return {text, {}};
   return {text.substr(0, at), text.substr(at + 6)};
+}
+
+// What a loaded tokenizer is for: a text with punctuation, a tab and accented letters encoded,
+// and the ids decoded again.
+inline void use_tokenizer(const Tokenizer& tokenizer) {
+  tokenizer.decode(tokenizer.encode("Hello, world! ls(1) lists files.\n\tÜnïcödé"));
 }
 
 }  // namespace strata::fuzz

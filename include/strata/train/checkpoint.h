@@ -23,22 +23,13 @@
 #include <nlohmann/json.hpp>
 
 #include "strata/train/adamw.h"
+#include "strata/train/trainer_state.h"
 
 namespace torch::nn {
 class Module;
 }
 
 namespace strata::train {
-
-struct TrainerState {
-  std::int64_t step = 0;
-  std::int64_t epoch = 0;
-  std::int64_t batch_in_epoch = 0;
-  std::optional<double> best_metric;  // null in the file until a metric was recorded
-  std::optional<std::int64_t> best_step;
-  std::uint64_t seed = 0;
-  nlohmann::json extra = nlohmann::json::object();  // further keys, written beside these
-};
 
 struct CheckpointContents {
   NamedTensors weights;          // module_tensors(model)
@@ -60,10 +51,6 @@ struct Checkpoint {
   TrainerState trainer_state;
   std::optional<std::filesystem::path> tokenizer_dir;  // dir/tokenizer when present
 };
-
-// trainer_state.json's object, and back (strata::Error naming `file` and the field).
-nlohmann::json trainer_state_json(const TrainerState& state);
-TrainerState trainer_state_from_json(const nlohmann::json& json, const std::filesystem::path& file);
 
 // Every named parameter and buffer of the module.
 NamedTensors module_tensors(const torch::nn::Module& module);
