@@ -30,13 +30,18 @@ ByteBpeTokenizer::ByteBpeTokenizer(const Vocab& vocab, const std::vector<Merge>&
       specials_(std::move(specials)),
       options_(options),
       cache_(std::make_unique<CacheShard[]>(kCacheShards)) {
-  std::int32_t size = 0;
+  std::size_t size = 0;  // the largest id + 1
   for (const auto& [piece, id] : vocab) {
     if (id < 0)
       throw Error(fmt::format("vocabulary: piece {} has negative id {}", printable(piece), id));
     if (piece.empty()) throw Error(fmt::format("vocabulary: id {} has an empty piece", id));
-    size = std::max(size, id + 1);
+    size = std::max(size, static_cast<std::size_t>(id) + 1);
   }
+  // Ids number the pieces (a few gaps are harmless): a table sized by the largest id must not
+  // be allocated for an id far beyond them.
+  if (size > vocab.size() + kMaxIdGap)
+    throw Error(fmt::format("vocabulary: {} pieces but ids up to {}: the ids do not number the pieces", vocab.size(),
+                            size - 1));
   pieces_.assign(size, "");
   for (const auto& [piece, id] : vocab) {
     if (!pieces_[id].empty())

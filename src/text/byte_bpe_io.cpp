@@ -22,15 +22,21 @@ json parse_json_file(const std::filesystem::path& file) {
   return object;
 }
 
+// A token id: an integer in [0, 2^31); strata::Error naming the field otherwise.
+std::int32_t token_id(const json& id, const std::filesystem::path& file, const char* field, std::string_view piece) {
+  if (!id.is_number_integer())
+    throw error_at(file, 0, field, fmt::format("piece '{}' has a non-integer id", piece));
+  if (id.is_number_unsigned() ? id.get<std::uint64_t>() > 0x7fffffffu
+                              : (id.get<std::int64_t>() < 0 || id.get<std::int64_t>() > 0x7fffffff))
+    throw error_at(file, 0, field, fmt::format("piece '{}' has the id {}, outside 0 .. 2^31 - 1", piece, id.dump()));
+  return id.get<std::int32_t>();
+}
+
 ByteBpeTokenizer::Vocab read_vocab(const json& object, const std::filesystem::path& file,
                                    const char* field) {
   if (!object.is_object()) throw error_at(file, 0, field, "expected an object of piece: id");
   ByteBpeTokenizer::Vocab vocab;
-  for (const auto& [piece, id] : object.items()) {
-    if (!id.is_number_integer())
-      throw error_at(file, 0, field, fmt::format("piece '{}' has a non-integer id", piece));
-    vocab.emplace(piece, id.get<std::int32_t>());
-  }
+  for (const auto& [piece, id] : object.items()) vocab.emplace(piece, token_id(id, file, field, piece));
   return vocab;
 }
 
@@ -129,7 +135,7 @@ std::unique_ptr<ByteBpeTokenizer> ByteBpeTokenizer::from_tokenizer_json(
           !token.contains("id") || !token["id"].is_number_integer())
         throw error_at(file, 0, "added_tokens", "expected objects with \"id\" and \"content\"");
       const std::string content = token["content"].get<std::string>();
-      const auto id = token["id"].get<std::int32_t>();
+      const std::int32_t id = token_id(token["id"], file, "added_tokens", content);
       const auto [it, inserted] = vocab.emplace(content, id);
       if (!inserted && it->second != id)
         throw error_at(

@@ -81,6 +81,12 @@ TEST(ByteBpeIo, UnsupportedTokenizerJsonsAreClearErrors) {
             std::string::npos);
   EXPECT_NE(message_for([](json& r) { r["model"]["merges"] = 3; }).find("tokenizer.json"),
             std::string::npos);
+  // Found by the tokenizer_json fuzz target: an id past int32 was truncated, and one in range
+  // but far past the pieces sized a table of that many entries.
+  EXPECT_NE(message_for([](json& r) { r["model"]["vocab"]["x"] = 21111111111146; }).find("outside 0 .. 2^31 - 1"),
+            std::string::npos);
+  EXPECT_NE(message_for([](json& r) { r["model"]["vocab"]["x"] = 2000000000; }).find("the ids do not number the pieces"),
+            std::string::npos);
 }
 
 TEST(ByteBpeIo, SaveWritesTokenizerJsonAndSidecar) {

@@ -41,6 +41,9 @@ class ByteBpeTokenizer final : public Tokenizer {
                    ByteBpeOptions options = {});
 
   // An HF tokenizer.json whose model is BPE with GPT-2's byte-level pre-tokeniser.
+  // How far the largest id may pass the number of pieces.
+  static constexpr std::size_t kMaxIdGap = 1 << 16;
+
   static std::unique_ptr<ByteBpeTokenizer> from_tokenizer_json(const std::filesystem::path& file);
   // GPT-2's vocab.json + merges.txt.
   static std::unique_ptr<ByteBpeTokenizer> from_vocab_merges(const std::filesystem::path& vocab,
