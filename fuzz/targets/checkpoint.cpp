@@ -8,7 +8,8 @@
 #include "strata/train/trainer_state.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const auto [state_text, tensor_bytes] = strata::fuzz::two_parts(strata::fuzz::as_text(data, size));
+  const auto parts = strata::fuzz::two_parts(strata::fuzz::as_text(data, size));
+  const std::string_view state_text = parts.first, tensor_bytes = parts.second;
   strata::fuzz::refusing_is_fine([&] {
     const nlohmann::json state = nlohmann::json::parse(state_text, nullptr, /*allow_exceptions=*/false);
     if (state.is_discarded()) return;
