@@ -19,6 +19,7 @@
 #include "strata/bench/blas_info.h"
 #include "strata/bench/cpu_load.h"
 #include "strata/bench/table.h"
+#include "strata/bench/timing.h"
 #include "strata/core/error.h"
 #include "strata/core/files.h"
 #include "strata/core/jsonl.h"
@@ -87,13 +88,6 @@ void write_documents(const fs::path& dir) {
   }
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 struct Case {
   std::string name;
   int processes, threads;
@@ -120,10 +114,10 @@ void read_run(const fs::path& metrics, Case& c) {
     }
   }
   if (speed.empty()) throw Error("bench ddp: " + metrics.string() + " logged no training window after the first");
-  c.tokens_per_s.push_back(median(speed));
+  c.tokens_per_s.push_back(median_of(speed));
   if (!share.empty()) {
-    c.comm_wait_share.push_back(median(share));
-    c.step_ms.push_back(median(step_ms));
+    c.comm_wait_share.push_back(median_of(share));
+    c.step_ms.push_back(median_of(step_ms));
   }
 }
 
@@ -181,23 +175,23 @@ void run_ddp_bench(const DdpBenchOptions& given) {
   }
 
   const Case& one = cases[1];
-  const double reference = median(one.tokens_per_s);
+  const double reference = median_of(one.tokens_per_s);
   Table table({{"processes x threads", -19}, {"tokens/s", 9}, {"ratio", 6}, {"comm wait", 9}, {"MB/step", 8},
                {"ms/step", 8}});
   nlohmann::ordered_json json_cases = nlohmann::ordered_json::object();
   for (const Case& c : cases) {
-    const double speed = median(c.tokens_per_s);
+    const double speed = median_of(c.tokens_per_s);
     table.row({fmt::format("{} x {}", c.processes, c.threads), fixed(speed, 0), fixed(speed / reference, 3),
-               c.comm_wait_share.empty() ? "-" : fixed(100 * median(c.comm_wait_share), 1) + " %",
+               c.comm_wait_share.empty() ? "-" : fixed(100 * median_of(c.comm_wait_share), 1) + " %",
                c.allreduce_bytes > 0 ? fixed(c.allreduce_bytes / 1e6, 1) : "-",
-               c.step_ms.empty() ? "-" : fixed(median(c.step_ms), 0)});
+               c.step_ms.empty() ? "-" : fixed(median_of(c.step_ms), 0)});
     nlohmann::ordered_json entry = {{"processes", c.processes},          {"threads", c.threads},
                                     {"tokens_per_s", speed},              {"round_tokens_per_s", c.tokens_per_s},
                                     {"ratio", speed / reference},         {"ratio_of", one.name}};
     if (!c.comm_wait_share.empty()) {
-      entry["comm_wait_share"] = median(c.comm_wait_share);
+      entry["comm_wait_share"] = median_of(c.comm_wait_share);
       entry["allreduce_bytes_per_step"] = c.allreduce_bytes;
-      entry["step_ms"] = median(c.step_ms);
+      entry["step_ms"] = median_of(c.step_ms);
     }
     json_cases[c.name] = entry;
   }
