@@ -100,6 +100,13 @@ struct ProcessGroup::State {
   std::atomic<bool> stopping{false};
   std::thread heartbeat;
 
+  // Also when the constructor throws after starting the heartbeat (ProcessGroup's destructor
+  // does not run then, and a joinable thread must not be destroyed).
+  ~State() {
+    stopping = true;
+    if (heartbeat.joinable()) heartbeat.join();
+  }
+
   c10::intrusive_ptr<c10d::TCPStore> connect(bool server, std::chrono::milliseconds timeout) const {
     c10d::TCPStoreOptions options;
     options.port = static_cast<std::uint16_t>(world.master_port);
@@ -138,7 +145,7 @@ struct ProcessGroup::State {
     const std::string first_line = cause.substr(0, cause.find('\n'));
     if (silent.empty())
       throw Error(fmt::format("rank {}: {} failed: {}", world.rank, what, first_line));
-    throw Error(fmt::format("rank {}: {} failed: rank{} {} stopped responding (died or hung){}; stopping ({})",
+    throw Error(fmt::format("rank {}: {} failed: rank{} {} stopped responding (died, hung or never joined){}; stopping ({})",
                             world.rank, what, silent.size() > 1 ? "s" : "", who,
                             silent == std::vector<int>{0} ? ", or the store it hosts at " + world.master_addr + ":" +
                                                                 std::to_string(world.master_port) + " is gone"
@@ -215,10 +222,7 @@ ProcessGroup::ProcessGroup(const WorldOptions& world) : state_(std::make_unique<
   }
 }
 
-ProcessGroup::~ProcessGroup() {
-  state_->stopping = true;
-  if (state_->heartbeat.joinable()) state_->heartbeat.join();
-}
+ProcessGroup::~ProcessGroup() = default;
 
 const WorldOptions& ProcessGroup::world() const { return state_->world; }
 

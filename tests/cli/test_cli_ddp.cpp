@@ -24,6 +24,26 @@ namespace fs = std::filesystem;
 using test_support::CliResult;
 using test_support::slurp;
 
+// Binds `fd` to a free port of 127.0.0.1 and listens on it; the port, or 0 on failure.
+int listen_on_loopback(int fd) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || ::listen(fd, 1) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+    return 0;
+  return ntohs(address.sin_port);
+}
+
+// A port no one listens on now.
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int port = listen_on_loopback(fd);
+  ::close(fd);
+  return port;
+}
+
 class CliDdp : public test_support::ScratchTest {
  protected:
   CliDdp() : ScratchTest("strata_cli_ddp") {}
@@ -141,14 +161,8 @@ TEST_F(CliDdp, AHungWorkerIsNamedWithinTheTimeout) {
 TEST_F(CliDdp, APortInUseIsAClearError) {
   write_seq2seq_run();
   const int taken = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  ASSERT_EQ(::bind(taken, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(::listen(taken, 1), 0);
-  ASSERT_EQ(::getsockname(taken, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  const int port = ntohs(address.sin_port);
+  const int port = listen_on_loopback(taken);
+  ASSERT_GT(port, 0);
   const CliResult failed = run("train --quiet --nproc 2 --ddp-timeout 3 --master 127.0.0.1:" + std::to_string(port) +
                                " --config " + path("tiny.toml") + " --out " + path("run"));
   ::close(taken);
@@ -156,6 +170,16 @@ TEST_F(CliDdp, APortInUseIsAClearError) {
   EXPECT_NE(failed.err.find("127.0.0.1:" + std::to_string(port) + ": the port is already in use"), std::string::npos)
       << failed.err;
   EXPECT_FALSE(fs::exists(dir_ / "run/checkpoints"));
+}
+
+TEST_F(CliDdp, AWorkerWhosePeersNeverJoinStopsWithAnErrorAfterTheTimeout) {
+  write_seq2seq_run();
+  const CliResult lonely = test_support::run_strata(
+      "train --quiet --config " + path("tiny.toml") + " --out " + path("lonely"), dir_,
+      "WORLD_SIZE=2 RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(free_port()) + " STRATA_DDP_TIMEOUT=2");
+  EXPECT_EQ(lonely.exit_code, 1);
+  EXPECT_NE(lonely.err.find("rank 0: joining the process group failed: rank 1 stopped responding"), std::string::npos)
+      << lonely.err;
 }
 
 TEST_F(CliDdp, BadLaunchSettingsAreRefusedByName) {
