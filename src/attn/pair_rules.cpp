@@ -11,10 +11,10 @@
 
 namespace strata::attn {
 
-std::int32_t t5_bucket(std::int64_t d, std::int64_t buckets, std::int64_t max_distance) {
-  const std::int64_t half = buckets / 2;
-  const std::int64_t offset = d > 0 ? half : 0;
-  const std::int64_t n = d < 0 ? -d : d;
+std::int32_t t5_bucket(std::int64_t d, std::int64_t buckets, std::int64_t max_distance, bool bidirectional) {
+  const std::int64_t half = bidirectional ? buckets / 2 : buckets;
+  const std::int64_t offset = bidirectional && d > 0 ? half : 0;
+  const std::int64_t n = d < 0 ? -d : bidirectional ? d : 0;
   const std::int64_t exact = half / 2;
   if (n < exact) return static_cast<std::int32_t>(offset + n);
   // float, as the reference implementations compute it, so bucket edges agree with them.
@@ -151,7 +151,7 @@ class Resolver {
       s_.bucket_min = -(s_.lq - 1 + s_.query_offset);
       const std::int64_t max = s_.lk - 1 - s_.query_offset;
       for (std::int64_t d = s_.bucket_min; d <= max; ++d)
-        s_.buckets.push_back(t5_bucket(d, r.buckets, r.max_distance));
+        s_.buckets.push_back(t5_bucket(d, r.buckets, r.max_distance, r.bidirectional));
       return;
     }
     need(true, LayoutField::Section, why);
@@ -164,7 +164,7 @@ class Resolver {
     if (r.kind == RelationKind::SectionDistance) {
       s_.bucket_min = kmin - qmax;
       for (std::int64_t d = s_.bucket_min; d <= kmax - qmin; ++d)
-        s_.buckets.push_back(t5_bucket(d, r.buckets, r.max_distance));
+        s_.buckets.push_back(t5_bucket(d, r.buckets, r.max_distance, r.bidirectional));
       return;
     }
     // Tree relations: one id per (batch item, query section, key section), from the query's

@@ -138,6 +138,20 @@ Mask operator!(Mask a) {
   return m;
 }
 
+namespace {
+std::int64_t global_tokens(const Mask& mask) {
+  std::int64_t count = mask.kind == MaskKind::Global ? mask.count : 0;
+  for (const Mask& operand : mask.operands) count = std::max(count, global_tokens(operand));
+  return count;
+}
+}  // namespace
+
+std::int64_t global_tokens(const LayerSpec& spec) {
+  std::int64_t count = 0;
+  for (const HeadSpec& head : spec.heads) count = std::max(count, global_tokens(head.mask));
+  return count;
+}
+
 std::int64_t relation_count(const Relation& relation) {
   switch (relation.kind) {
     case RelationKind::None: return 0;
@@ -208,15 +222,21 @@ bool LayerSpec::is_plain() const {
 }
 
 namespace {
-bool only_prefix_blocks(const Mask& mask) {
+// True when the mask reads token indices only (and prefix_block's segments, which the model
+// derives): no layout field.
+bool index_only(const Mask& mask) {
   switch (mask.kind) {
     case MaskKind::All:
+    case MaskKind::Causal:
+    case MaskKind::Window:
+    case MaskKind::Global:
+    case MaskKind::Blocks:
     case MaskKind::PrefixBlock: return true;
     case MaskKind::And:
     case MaskKind::Or:
     case MaskKind::Not:
       for (const Mask& operand : mask.operands)
-        if (!only_prefix_blocks(operand)) return false;
+        if (!index_only(operand)) return false;
       return true;
     default: return false;
   }
@@ -224,9 +244,9 @@ bool only_prefix_blocks(const Mask& mask) {
 }  // namespace
 
 bool LayerSpec::reads_layout() const {
-  if (bias.kind != RelationKind::None || dense_bias) return true;
+  if ((bias.kind != RelationKind::None && bias.kind != RelationKind::T5Buckets) || dense_bias) return true;
   for (const HeadSpec& head : heads)
-    if (head.fixed != FixedPattern::None || !only_prefix_blocks(head.mask)) return true;
+    if (head.fixed != FixedPattern::None || !index_only(head.mask)) return true;
   return false;
 }
 
@@ -584,7 +604,7 @@ HeadSpec head_from_json(const json& j, const std::string& where) {
 Relation relation_from_json(const json& j, const std::string& where) {
   const JsonObject bias(j, where,
                         {"kind", "max_path", "max_level", "path", "level", "asymmetric",
-                         "buckets", "max_distance"});
+                         "buckets", "max_distance", "bidirectional"});
   Relation r;
   bias.read("kind", r.kind, kRelationNames);
   bias.read("max_path", r.max_path);
@@ -594,6 +614,7 @@ Relation relation_from_json(const json& j, const std::string& where) {
   bias.read("asymmetric", r.asymmetric);
   bias.read("buckets", r.buckets);
   bias.read("max_distance", r.max_distance);
+  bias.read("bidirectional", r.bidirectional);
   return r;
 }
 
@@ -640,6 +661,7 @@ json to_json(const Relation& r) {
     if (value != fallback) bias[key] = value;
   if (bucketed || r.buckets != defaults.buckets) bias["buckets"] = r.buckets;
   if (bucketed || r.max_distance != defaults.max_distance) bias["max_distance"] = r.max_distance;
+  if (r.bidirectional != defaults.bidirectional) bias["bidirectional"] = r.bidirectional;
   return bias;
 }
 

@@ -22,6 +22,7 @@ void register_segment(CLI::App& app);    // strata segment
 void register_mtl(CLI::App& app);        // strata mtl eval | covsim
 void register_serve(CLI::App& app);      // strata serve
 void register_chain(CLI::App& app);      // strata chain
+void register_hf(CLI::App& app);         // strata import hf | export hf | forward | generate
 // `analyze` is one group; each analysis is a file of its own.
 void register_analyze_biases(CLI::App& analyze);    // strata analyze biases
 void register_analyze_heads(CLI::App& analyze);     // strata analyze heads

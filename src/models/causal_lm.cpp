@@ -14,12 +14,13 @@ CausalLmImpl::CausalLmImpl(const ModelConfig& config) : config_(config) {
                                                               embed_tokens, /*cross_attention=*/false));
   if (!config.tie_embeddings)
     lm_head = register_module("lm_head", nn::AdaptableLinear(torch::nn::LinearOptions(config.d_model, config.vocab_size).bias(false)));
+  final_logits_bias = register_final_logits_bias(*this, config);
   init_weights(*this, config.pad_id);
 }
 
-at::Tensor CausalLmImpl::forward(const at::Tensor& ids, nn::KvCache* cache) {
-  const at::Tensor hidden = decoder(ids, at::Tensor(), at::Tensor(), at::Tensor(), cache);
-  return lm_head ? lm_head(hidden) : torch::matmul(hidden, embed_tokens->weight.t());
+at::Tensor CausalLmImpl::forward(const at::Tensor& ids, nn::KvCache* cache, const at::Tensor& padding) {
+  const at::Tensor hidden = decoder(ids, padding, at::Tensor(), at::Tensor(), cache);
+  return output_logits(config_, hidden, embed_tokens->weight, lm_head, final_logits_bias);
 }
 
 }  // namespace strata::models

@@ -68,6 +68,20 @@ void visit_fields(C& c, F&& f) {
   f("camtl_bottleneck", c.camtl_bottleneck, Origin::User, "ca_mtl: conditional bottleneck in the top layer");
   f("lstm_hidden", c.lstm_hidden, Origin::User, "sent_clf, sent_ptr: units per direction of the token- and sentence-level BiLSTMs");
   f("lstm_layers", c.lstm_layers, Origin::User, "sent_clf, sent_ptr: layers of each BiLSTM");
+  f("norm", c.norm, Origin::User, "block norm: layer (LayerNorm) or rms (scale only, T5)");
+  f("norm_eps", c.norm_eps, Origin::User, "the norms' epsilon");
+  f("positions", c.positions, Origin::User, "position embeddings: learned, or none (a relative-position bias in the attention spec instead)");
+  f("position_offset", c.position_offset, Origin::User, "rows of the position table before position 0 (BART: 2)");
+  f("decoder_max_positions", c.decoder_max_positions, Origin::User, "the decoder's longest input when it differs from max_positions; 0 = the same");
+  f("scale_embedding", c.scale_embedding, Origin::User, "token embeddings times sqrt(d_model)");
+  f("scale_attention", c.scale_attention, Origin::User, "attention scores divided by sqrt(head dim) (T5: false)");
+  f("linear_bias", c.linear_bias, Origin::User, "biases in the attention and feed-forward projections (T5: false)");
+  f("final_logits_bias", c.final_logits_bias, Origin::User, "a fixed bias added to the logits (BART, LED)");
+  f("scale_decoder_outputs", c.scale_decoder_outputs, Origin::User, "decoder output times d_model^-0.5 before the tied output projection (T5)");
+  f("share_relation_bias", c.share_relation_bias, Origin::User, "each stack's layers share its first layer's relation-bias table (T5)");
+  f("token_types", c.token_types, Origin::User, "encoder: rows of a token-type (segment) embedding (BERT: 2); 0 = none");
+  f("pooler", c.pooler, Origin::User, "encoder: the sequence head reads tanh(dense(first token)) (BERT's pooler)");
+  f("global_projections", c.global_projections, Origin::User, "encoder: global tokens attend through their own projections (Longformer, LED)");
   f("marker_id", c.marker_id, Origin::Tokenizer, "encoder marker head: the marker token id");
   f("pad_id", c.pad_id, Origin::Tokenizer, "padding token id");
   f("bos_id", c.bos_id, Origin::Tokenizer, "start-of-sequence token id");
@@ -140,6 +154,15 @@ attn::LayerSpec ModelConfig::spec_of(const std::vector<attn::LayerSpec>& specs, 
   return specs.size() == 1 ? specs[0] : specs.at(static_cast<std::size_t>(layer));
 }
 
+bool ModelConfig::pretrained_shape_field(std::string_view name) {
+  for (const char* field : {"norm", "norm_eps", "positions", "position_offset", "decoder_max_positions",
+                            "scale_embedding", "scale_attention", "linear_bias", "final_logits_bias",
+                            "scale_decoder_outputs", "share_relation_bias", "token_types", "pooler",
+                            "global_projections"})
+    if (name == field) return true;
+  return false;
+}
+
 std::string encoder_head_name(EncoderHead head) {
   switch (head) {
     case EncoderHead::Token: return "token";
@@ -162,6 +185,14 @@ void ModelConfig::check() const {
   positive("lstm_layers", lstm_layers);
   if (d_model % heads != 0)
     throw Error("model.heads: " + std::to_string(heads) + " does not divide model.d_model " + std::to_string(d_model));
+  if (norm != "layer" && norm != "rms") throw Error("model.norm: '" + norm + "' is not a norm (known: layer, rms)");
+  if (!(norm_eps > 0)) throw Error("model.norm_eps: must be positive");
+  if (positions != "learned" && positions != "none")
+    throw Error("model.positions: '" + positions + "' is not a kind of positions (known: learned, none)");
+  if (position_offset < 0) throw Error("model.position_offset: must be >= 0");
+  if (decoder_max_positions < 0) throw Error("model.decoder_max_positions: must be >= 0 (0 = max_positions)");
+  if (token_types < 0) throw Error("model.token_types: must be >= 0 (0 = none)");
+  if (num_labels < 0) throw Error("model.num_labels: must be >= 0");
   if (architecture.empty()) throw Error("model.architecture: empty (known: `strata train --help` lists them)");
   for (const auto& [field, p] : {std::pair{"dropout", dropout}, {"attention_dropout", attention_dropout},
                                  {"activation_dropout", activation_dropout}})
@@ -233,7 +264,8 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string
       // Fields added after config.json files already existed keep their defaults when absent.
       const std::string_view n = name;
       const bool added_later = n == "pal_size" || n == "pal_heads" || n.starts_with("prefix_") || n == "hierarchy_split" ||
-                               n.starts_with("bst_") || n == "tasks" || n.starts_with("camtl_");
+                               n.starts_with("bst_") || n == "tasks" || n.starts_with("camtl_") ||
+                               ModelConfig::pretrained_shape_field(n);
       if (added_later && !json.contains(name)) return;
       value = field(name).get<std::remove_reference_t<decltype(value)>>();
     });

@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
+
 #include "strata/core/error.h"
 
 namespace strata::models {
@@ -31,7 +33,21 @@ nn::StackOptions stack_options(const ModelConfig& config, Stack stack) {
     options.query_blocks = config.prefix_decoder_blocks;
     options.segment_length = config.prefix_decoder_segment;
   }
-  options.max_positions = config.max_positions;
+  options.max_positions = stack == Stack::Decoder && config.decoder_max_positions > 0 ? config.decoder_max_positions
+                                                                                       : config.max_positions;
+  options.learned_positions = config.positions == "learned";
+  options.position_offset = config.position_offset;
+  options.embedding_scale = config.scale_embedding ? std::sqrt(static_cast<double>(config.d_model)) : 1.0;
+  options.share_relation_bias = config.share_relation_bias;
+  if (stack == Stack::Encoder) {
+    options.token_types = config.token_types;
+    options.layer.attention.global_projections = config.global_projections;
+  }
+  options.layer.attention.bias = config.linear_bias;
+  options.layer.attention.scale = config.scale_attention;
+  options.layer.bias = config.linear_bias;
+  options.layer.norm.rms = config.norm == "rms";
+  options.layer.norm.eps = config.norm_eps;
   options.layer.attention.d_model = config.d_model;
   options.layer.attention.heads = config.heads;
   options.layer.attention.dropout = config.attention_dropout;
@@ -55,6 +71,19 @@ void init_weights(torch::nn::Module& model, std::int64_t pad_id) {
       if (pad_id >= 0 && pad_id < embedding->weight.size(0)) embedding->weight[pad_id].zero_();
     }
   }
+}
+
+at::Tensor output_logits(const ModelConfig& config, const at::Tensor& hidden, const at::Tensor& embedding,
+                         nn::AdaptableLinear& lm_head, const at::Tensor& final_bias) {
+  at::Tensor h = hidden;
+  if (config.scale_decoder_outputs) h = h * std::pow(static_cast<double>(config.d_model), -0.5);
+  at::Tensor logits = lm_head ? lm_head(h) : torch::matmul(h, embedding.t());
+  return final_bias.defined() ? logits + final_bias : logits;
+}
+
+at::Tensor register_final_logits_bias(torch::nn::Module& model, const ModelConfig& config) {
+  if (!config.final_logits_bias) return {};
+  return model.register_buffer("final_logits_bias", torch::zeros({1, config.vocab_size}));
 }
 
 }  // namespace strata::models

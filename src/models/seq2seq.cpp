@@ -55,6 +55,7 @@ Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config) : config_(config) {
     lm_head = register_module("lm_head", nn::AdaptableLinear(torch::nn::LinearOptions(config.d_model, config.vocab_size).bias(false)));
   if (config.prefix_length > 0)
     prefix = register_module("prefix", nn::PrefixTuning(prefix_options(config)));
+  final_logits_bias = register_final_logits_bias(*this, config);
   init_weights(*this, config.pad_id);
 }
 
@@ -101,7 +102,7 @@ at::Tensor Seq2SeqImpl::decode(const at::Tensor& inputs, const EncoderOutput& en
 }
 
 at::Tensor Seq2SeqImpl::logits(const at::Tensor& hidden) {
-  return lm_head ? lm_head(hidden) : torch::matmul(hidden, shared->weight.t());
+  return output_logits(config_, hidden, shared->weight, lm_head, final_logits_bias);
 }
 
 at::Tensor Seq2SeqImpl::forward(const at::Tensor& source, const at::Tensor& padding,

@@ -3,6 +3,8 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
 #include <mutex>
 
 #include "strata/core/error.h"
@@ -14,15 +16,29 @@ MultiHeadAttentionImpl::MultiHeadAttentionImpl(const AttentionOptions& options)
   if (options.heads <= 0 || options.d_model % options.heads != 0)
     throw Error("attention: d_model " + std::to_string(options.d_model) +
                 " is not divisible by heads " + std::to_string(options.heads));
-  const auto linear = torch::nn::LinearOptions(options.d_model, options.d_model);
+  const auto linear = torch::nn::LinearOptions(options.d_model, options.d_model).bias(options.bias);
   q_proj = register_module("q_proj", AdaptableLinear(linear));
   k_proj = register_module("k_proj", AdaptableLinear(linear));
   v_proj = register_module("v_proj", AdaptableLinear(linear));
   out_proj = register_module("out_proj", AdaptableLinear(linear));
+  if (options.global_projections) {
+    query_global = register_module("query_global", AdaptableLinear(linear));
+    key_global = register_module("key_global", AdaptableLinear(linear));
+    value_global = register_module("value_global", AdaptableLinear(linear));
+  }
   attn::validate(options.spec);
-  if (const std::int64_t relations = attn::relation_count(options.spec.bias); relations > 0)
-    relation_bias = register_parameter("relation_bias", torch::zeros({options.heads, relations}));
+  if (const std::int64_t relations = attn::relation_count(options.spec.bias); relations > 0) {
+    const at::Tensor& shared = options.shared_relation_bias;
+    if (!shared.defined()) {
+      relation_bias = register_parameter("relation_bias", torch::zeros({options.heads, relations}));
+    } else if (shared.sizes() != at::IntArrayRef{options.heads, relations}) {
+      throw Error("attention: the shared relation bias table has the wrong shape for this layer's spec");
+    } else {
+      relation_bias = shared;
+    }
+  }
 }
+
 
 at::Tensor MultiHeadAttentionImpl::split_heads(const at::Tensor& x) const {
   return x.view({x.size(0), x.size(1), options_.heads, -1}).transpose(1, 2);
@@ -49,8 +65,35 @@ at::Tensor MultiHeadAttentionImpl::self_attention(const at::Tensor& x, const at:
   if (cache && key_padding.defined())
     throw Error("attention: key padding with a key/value cache is not supported");
   // The queries are the keys proper (a cache rules out padding): the key padding is theirs.
-  return attend(x, k, v, key_padding, key_padding, causal, query_offset,
-                extras.query_layout ? extras.query_layout : extras.layout, extras);
+  at::Tensor heads = attend(x, k, v, key_padding, key_padding, causal, query_offset,
+                            extras.query_layout ? extras.query_layout : extras.layout, extras);
+  if (query_global) {
+    if (cache) throw Error("attention: global projections (Longformer) run without a key/value cache");
+    heads = with_global_rows(x, heads, key_padding, std::min(attn::global_tokens(options_.spec), x.size(1)));
+    // Longformer's padded tokens attend to nothing: their attention output is zero.
+    if (key_padding.defined()) heads = heads.masked_fill(key_padding.logical_not().view({x.size(0), 1, -1, 1}), 0.0);
+  }
+  return project_out(heads, x);
+}
+
+at::Tensor MultiHeadAttentionImpl::with_global_rows(const at::Tensor& x, const at::Tensor& heads,
+                                                    const at::Tensor& key_padding, std::int64_t count) {
+  if (count == 0) return heads;
+  attn::AttentionCall call;
+  call.q = split_heads(query_global(x.narrow(1, 0, count)));
+  if (!options_.scale) call.q = call.q * std::sqrt(static_cast<double>(call.q.size(-1)));
+  call.k = split_heads(key_global(x));
+  call.v = split_heads(value_global(x));
+  call.key_padding = key_padding;
+  call.dropout = options_.dropout;
+  call.training = is_training();
+  const at::Tensor global = attn::attend(call, attn::Kernel::Reference);  // [B, H, count, Dh]
+  return torch::cat({global, heads.narrow(2, count, heads.size(2) - count)}, 2);
+}
+
+at::Tensor MultiHeadAttentionImpl::project_out(const at::Tensor& heads, const at::Tensor& x) {
+  const at::Tensor gated = head_gate_.defined() ? heads * head_gate_.view({1, -1, 1, 1}) : heads;
+  return out_proj(gated.transpose(1, 2).reshape({x.size(0), x.size(1), options_.d_model}));
 }
 
 at::Tensor MultiHeadAttentionImpl::cross_attention(const at::Tensor& x, const at::Tensor& memory,
@@ -71,7 +114,7 @@ at::Tensor MultiHeadAttentionImpl::cross_attention(const at::Tensor& x, const at
       cache->cross_v = v;
     }
   }
-  return attend(x, k, v, memory_padding, extras.query_padding, /*causal=*/false, 0, nullptr, extras);
+  return project_out(attend(x, k, v, memory_padding, extras.query_padding, /*causal=*/false, 0, nullptr, extras), x);
 }
 
 at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at::Tensor v,
@@ -82,6 +125,8 @@ at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at:
                                           const AttentionExtras& extras) {
   attn::AttentionCall call;
   call.q = split_heads(q_proj(x));
+  // The engine scales by 1 / sqrt(Dh); an unscaled model (T5) undoes it on the queries.
+  if (!options_.scale) call.q = call.q * std::sqrt(static_cast<double>(call.q.size(-1)));
   if (const PrefixKv* prefix = extras.prefix) {
     const std::int64_t batch = x.size(0);
     k = torch::cat({prefix->k.expand({batch, -1, -1, -1}), k}, 2);
@@ -126,8 +171,7 @@ at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at:
   } else {
     heads = attn::attend(call, options_.kernel);
   }
-  if (head_gate_.defined()) heads = heads * head_gate_.view({1, -1, 1, 1});
-  return out_proj(heads.transpose(1, 2).reshape({x.size(0), x.size(1), options_.d_model}));
+  return heads;
 }
 
 }  // namespace strata::nn

@@ -10,27 +10,31 @@ torch::nn::LayerNorm layer_norm(std::int64_t d) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d}));
 }
 
+Norm block_norm(const LayerOptions& options) {
+  NormOptions norm = options.norm;
+  norm.d = options.attention.d_model;
+  return Norm(norm);
+}
+
 namespace {
 
 // norm(x), or with `weight` [B, 1, d] in place of the norm's own weight when it is defined.
-at::Tensor apply_norm(torch::nn::LayerNorm& norm, const at::Tensor& x, const at::Tensor& weight) {
-  if (!weight.defined()) return norm(x);
-  const auto& o = norm->options;
-  return torch::layer_norm(x, o.normalized_shape(), {}, {}, o.eps()) * weight + norm->bias;
+at::Tensor apply_norm(Norm& norm, const at::Tensor& x, const at::Tensor& weight) {
+  return weight.defined() ? norm->forward_with_weight(x, weight) : norm(x);
 }
 
 // One residual block: x + dropout(f(norm(x))) before the norm (pre-norm), or
 // norm(x + dropout(f(x))) after it (post-norm). norm_weight: as apply_norm.
 template <class F>
-at::Tensor residual(const at::Tensor& x, torch::nn::LayerNorm& norm, const LayerOptions& options,
+at::Tensor residual(const at::Tensor& x, Norm& norm, const LayerOptions& options,
                     bool training, F&& branch, const at::Tensor& norm_weight = {}) {
   if (options.pre_norm) return x + torch::dropout(branch(apply_norm(norm, x, norm_weight)), options.dropout, training);
   return apply_norm(norm, x + torch::dropout(branch(x), options.dropout, training), norm_weight);
 }
 
 void check_activation(const LayerOptions& options) {
-  if (options.activation != "gelu" && options.activation != "relu")
-    throw Error("model.activation: unknown activation '" + options.activation + "' (known: gelu, relu)");
+  if (options.activation != "gelu" && options.activation != "gelu_new" && options.activation != "relu")
+    throw Error("model.activation: unknown activation '" + options.activation + "' (known: gelu, gelu_new, relu)");
 }
 
 }  // namespace
@@ -38,7 +42,11 @@ void check_activation(const LayerOptions& options) {
 at::Tensor feed_forward(const at::Tensor& x, AdaptableLinear& fc1, AdaptableLinear& fc2,
                         const LayerOptions& options, bool training) {
   at::Tensor h = fc1(x);
-  h = options.activation == "relu" ? torch::relu(h) : torch::gelu(h);
+  if (options.activation == "relu") {
+    h = torch::relu(h);
+  } else {
+    h = torch::gelu(h, options.activation == "gelu_new" ? "tanh" : "none");
+  }
   return fc2(torch::dropout(h, options.activation_dropout, training));
 }
 
@@ -48,10 +56,10 @@ EncoderLayerImpl::EncoderLayerImpl(const LayerOptions& options) : options_(optio
   self_attn = register_module("self_attn", MultiHeadAttention(options.attention));
   if (options.pal.size > 0)
     pal = register_module("pal", ProjectedAttentionLayer(options.attention, options.pal));
-  self_attn_layer_norm = register_module("self_attn_layer_norm", layer_norm(d));
-  fc1 = register_module("fc1", AdaptableLinear(d, options.d_ff));
-  fc2 = register_module("fc2", AdaptableLinear(options.d_ff, d));
-  final_layer_norm = register_module("final_layer_norm", layer_norm(d));
+  self_attn_layer_norm = register_module("self_attn_layer_norm", block_norm(options));
+  fc1 = register_module("fc1", AdaptableLinear(torch::nn::LinearOptions(d, options.d_ff).bias(options.bias)));
+  fc2 = register_module("fc2", AdaptableLinear(torch::nn::LinearOptions(options.d_ff, d).bias(options.bias)));
+  final_layer_norm = register_module("final_layer_norm", block_norm(options));
 }
 
 at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& padding,
@@ -82,16 +90,16 @@ DecoderLayerImpl::DecoderLayerImpl(const LayerOptions& options, bool cross_atten
   check_activation(options);
   const std::int64_t d = options.attention.d_model;
   self_attn = register_module("self_attn", MultiHeadAttention(options.attention));
-  self_attn_layer_norm = register_module("self_attn_layer_norm", layer_norm(d));
+  self_attn_layer_norm = register_module("self_attn_layer_norm", block_norm(options));
   if (cross_attention) {
     AttentionOptions cross = options.attention;
     cross.spec = options.cross_spec;
     encoder_attn = register_module("encoder_attn", MultiHeadAttention(cross));
-    encoder_attn_layer_norm = register_module("encoder_attn_layer_norm", layer_norm(d));
+    encoder_attn_layer_norm = register_module("encoder_attn_layer_norm", block_norm(options));
   }
-  fc1 = register_module("fc1", AdaptableLinear(d, options.d_ff));
-  fc2 = register_module("fc2", AdaptableLinear(options.d_ff, d));
-  final_layer_norm = register_module("final_layer_norm", layer_norm(d));
+  fc1 = register_module("fc1", AdaptableLinear(torch::nn::LinearOptions(d, options.d_ff).bias(options.bias)));
+  fc2 = register_module("fc2", AdaptableLinear(torch::nn::LinearOptions(options.d_ff, d).bias(options.bias)));
+  final_layer_norm = register_module("final_layer_norm", block_norm(options));
 }
 
 at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& padding,

@@ -10,18 +10,24 @@ namespace strata::nn {
 
 namespace {
 
-// Token + position embeddings at positions [offset, offset + L), with the embedding norm
-// (post-norm only) and dropout.
+// Token + position (+ token type) embeddings at positions [offset, offset + L), with the
+// embedding norm (post-norm only) and dropout.
 at::Tensor embed(const at::Tensor& ids, std::int64_t offset, torch::nn::Embedding& tokens,
-                 torch::nn::Embedding& positions, torch::nn::LayerNorm& norm,
-                 const StackOptions& options, bool training) {
+                 torch::nn::Embedding& positions, Norm& norm, const StackOptions& options, bool training,
+                 torch::nn::Embedding types = nullptr, const at::Tensor& type_ids = {}) {
   const std::int64_t length = ids.size(1);
-  if (offset + length > options.max_positions)
+  if (positions && offset + length > options.max_positions)
     throw Error("input of " + std::to_string(offset + length) + " positions exceeds the model's " +
                 "max_positions " + std::to_string(options.max_positions));
-  const at::Tensor position_ids =
-      torch::arange(offset, offset + length, torch::TensorOptions().dtype(torch::kInt64).device(ids.device()));
-  at::Tensor x = tokens(ids) + positions(position_ids).unsqueeze(0);
+  at::Tensor x = tokens(ids);
+  if (options.embedding_scale != 1.0) x = x * options.embedding_scale;
+  if (positions) {
+    const std::int64_t first = offset + options.position_offset;
+    const at::Tensor position_ids =
+        torch::arange(first, first + length, torch::TensorOptions().dtype(torch::kInt64).device(ids.device()));
+    x = x + positions(position_ids).unsqueeze(0);
+  }
+  if (types) x = x + types(type_ids.defined() ? type_ids : torch::zeros_like(ids));
   if (norm) x = norm(x);
   return torch::dropout(x, options.layer.dropout, training);
 }
@@ -31,14 +37,24 @@ template <class Stack>
 void register_common(Stack& stack, const StackOptions& options, torch::nn::Embedding tokens) {
   const std::int64_t d = options.layer.attention.d_model;
   stack.embed_tokens = tokens;  // owned (and named) by the model, not registered here
-  stack.embed_positions = stack.register_module(
-      "embed_positions", torch::nn::Embedding(options.max_positions, d));
+  if (options.learned_positions)
+    stack.embed_positions = stack.register_module(
+        "embed_positions", torch::nn::Embedding(options.max_positions + options.position_offset, d));
   if (options.layer.pre_norm) {
-    stack.layer_norm = stack.register_module("layer_norm", layer_norm(d));
+    stack.layer_norm = stack.register_module("layer_norm", block_norm(options.layer));
   } else {
-    stack.layernorm_embedding = stack.register_module("layernorm_embedding", layer_norm(d));
+    stack.layernorm_embedding = stack.register_module("layernorm_embedding", block_norm(options.layer));
   }
   stack.layers = stack.register_module("layers", torch::nn::ModuleList());
+}
+
+// Layer i's options; with a shared relation table, layers after the first borrow layer 0's.
+template <class Layer>
+LayerOptions options_of_layer(const StackOptions& options, std::int64_t i, torch::nn::ModuleList& layers) {
+  LayerOptions layer = options.layer_options(i);
+  if (options.share_relation_bias && i > 0)
+    layer.attention.shared_relation_bias = layers[0]->as<Layer>()->self_attn->relation_bias;
+  return layer;
 }
 
 }  // namespace
@@ -55,19 +71,27 @@ TransformerEncoderImpl::TransformerEncoderImpl(const StackOptions& options,
                                                torch::nn::Embedding tokens)
     : options_(options) {
   register_common(*this, options, std::move(tokens));
-  for (std::int64_t i = 0; i < options.layers; ++i) layers->push_back(EncoderLayer(options.layer_options(i)));
+  if (options.token_types > 0)
+    embed_token_types = register_module(
+        "embed_token_types", torch::nn::Embedding(options.token_types, options.layer.attention.d_model));
+  for (std::int64_t i = 0; i < options.layers; ++i)
+    layers->push_back(EncoderLayer(options_of_layer<EncoderLayerImpl>(options, i, layers)));
 }
 
 at::Tensor TransformerEncoderImpl::forward(const at::Tensor& ids, const at::Tensor& padding,
                                            const attn::TokenLayout* layout, const LayerPrefixes* prefixes,
-                                           const StackConditioning* conditioning) {
+                                           const StackConditioning* conditioning,
+                                           const at::Tensor& token_types) {
   if (prefixes && prefixes->size() != layers->size())
     throw Error("encoder: " + std::to_string(prefixes->size()) + " layers of prefixes for " +
                 std::to_string(layers->size()) + " layers");
   if (conditioning && !conditioning->layers.empty() && conditioning->layers.size() != layers->size())
     throw Error("encoder: " + std::to_string(conditioning->layers.size()) + " layers of conditioning for " +
                 std::to_string(layers->size()) + " layers");
-  at::Tensor x = embed(ids, 0, embed_tokens, embed_positions, layernorm_embedding, options_, is_training());
+  if (token_types.defined() && !embed_token_types)
+    throw Error("encoder: token types given, but the model has no token-type embeddings (model.token_types = 0)");
+  at::Tensor x = embed(ids, 0, embed_tokens, embed_positions, layernorm_embedding, options_, is_training(),
+                       embed_token_types, token_types);
   if (conditioning && conditioning->after_embedding) x = conditioning->after_embedding(x);
   for (std::size_t i = 0; i < layers->size(); ++i) {
     const PrefixKv* prefix = prefixes && (*prefixes)[i] ? &*(*prefixes)[i] : nullptr;
@@ -83,7 +107,7 @@ TransformerDecoderImpl::TransformerDecoderImpl(const StackOptions& options,
     : options_(options) {
   register_common(*this, options, std::move(tokens));
   for (std::int64_t i = 0; i < options.layers; ++i)
-    layers->push_back(DecoderLayer(options.layer_options(i), cross_attention));
+    layers->push_back(DecoderLayer(options_of_layer<DecoderLayerImpl>(options, i, layers), cross_attention));
   if (options.hibrids.kind != attn::RelationKind::None) {
     if (!cross_attention || options.layers < 2)
       throw Error("HIBRIDS-DEC needs cross-attention and at least 2 decoder layers");

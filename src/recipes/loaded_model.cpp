@@ -20,7 +20,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // Everything but the weights: the checkpoint, its configs (validated) and its tokenizer.
-train::Checkpoint read_checkpoint(const fs::path& path, const std::string& architecture, LoadedModel& info) {
+train::Checkpoint read_checkpoint(const fs::path& path, const std::string& architecture, LoadedModel& info,
+                                  bool require_tokenizer) {
   info.checkpoint = train::resolve_checkpoint(path);
   train::Checkpoint checkpoint = train::load_checkpoint(info.checkpoint);
   const std::string config_file = (info.checkpoint / "config.json").string();
@@ -29,8 +30,12 @@ train::Checkpoint read_checkpoint(const fs::path& path, const std::string& archi
     throw Error(config_file + ": the model is a " + info.config.architecture + ", this command needs a " + architecture);
   info.run = Config::from_json(checkpoint.run_config, config_file);
   info.run.validate(run_schema());
-  if (!checkpoint.tokenizer_dir) throw Error(info.checkpoint.string() + ": no tokenizer/ in the checkpoint");
-  info.tokenizer = load_tokenizer(*checkpoint.tokenizer_dir);
+  if (checkpoint.tokenizer_dir) {
+    info.tokenizer = load_tokenizer(*checkpoint.tokenizer_dir);
+  } else if (require_tokenizer) {
+    throw Error(info.checkpoint.string() + ": no tokenizer/ in the checkpoint (an imported model without one "
+                "runs on token ids: strata forward, strata generate)");
+  }
   return checkpoint;
 }
 
@@ -46,7 +51,11 @@ bool has_unmerged_lora(const torch::nn::Module& model) {
 
 LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
   LoadedModel info;
-  const train::Checkpoint checkpoint = read_checkpoint(path, options.architecture, info);
+  const train::Checkpoint checkpoint = read_checkpoint(path, options.architecture, info, options.require_tokenizer);
+  if (!options.attention_kernel.empty()) {
+    attn::kernel_from_name(options.attention_kernel);  // names the known kernels otherwise
+    info.config.attention_kernel = options.attention_kernel;
+  }
   std::optional<models::AdapterFile> adapters;
   if (!options.adapter.empty()) {
     adapters = models::read_adapter_file(options.adapter);

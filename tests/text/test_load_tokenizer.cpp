@@ -70,6 +70,29 @@ TEST_F(LoadTokenizer, TrainedByteBpeDirectoryKeepsItsSpecials) {
   EXPECT_EQ(t->specials().all(), specials.all());
 }
 
+TEST_F(LoadTokenizer, HuggingFaceBertAndT5) {
+  const fs::path t5 = dir_->path() / "t5";
+  fs::create_directories(t5);
+  fs::copy_file(dir_->path() / "spm" / "tokenizer.model", t5 / "spiece.model",
+                fs::copy_options::overwrite_existing);
+  EXPECT_EQ(load_tokenizer(t5)->kind(), "sentencepiece");
+  // A Unigram tokenizer.json loads through the spiece.model beside it.
+  write_file_atomic(t5 / "tokenizer.json", R"({"model": {"type": "Unigram", "vocab": []}})");
+  EXPECT_EQ(load_tokenizer(t5 / "tokenizer.json")->kind(), "sentencepiece");
+  EXPECT_EQ(load_tokenizer(t5)->kind(), "sentencepiece");
+
+  const fs::path bert = dir_->path() / "bert";
+  write_file_atomic(bert / "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\n");
+  EXPECT_EQ(load_tokenizer(bert)->kind(), "wordpiece");
+  const auto vocab_txt = load_tokenizer(bert / "vocab.txt");  // starts with '[' yet is no JSON
+  EXPECT_EQ(vocab_txt->kind(), "wordpiece");
+  EXPECT_EQ(vocab_txt->encode("[CLS] Hello [SEP]"), (std::vector<std::int32_t>{2, 5, 3}));
+
+  write_file_atomic(bert / "word_level.json", R"({"model": {"type": "WordLevel", "vocab": {}}})");
+  const std::string message = error_of(bert / "word_level.json");
+  EXPECT_NE(message.find("\"WordLevel\" model"), std::string::npos) << message;
+}
+
 TEST_F(LoadTokenizer, WrongKindsSayWhatTheyLookLike) {
   const fs::path d = dir_->path() / "wrong";
   fs::create_directories(d);

@@ -65,9 +65,11 @@ class PairRules {
 BlockMask compile_block_mask(const PairRules& rules, std::int64_t q_tile = 64,
                              std::int64_t k_tile = 64);
 
-// The T5 bidirectional relative-position bucket of d: buckets / 2 per sign (d > 0 above),
-// the first half of those exact, the rest log-spaced up to max_distance, then clamped.
-std::int32_t t5_bucket(std::int64_t d, std::int64_t buckets, std::int64_t max_distance);
+// The T5 relative-position bucket of d = j - i. Bidirectional: buckets / 2 per sign (d > 0
+// above), the first half of those exact, the rest log-spaced up to max_distance, then
+// clamped. Unidirectional (T5's decoder): all buckets for d <= 0, and d > 0 is bucket 0.
+std::int32_t t5_bucket(std::int64_t d, std::int64_t buckets, std::int64_t max_distance,
+                       bool bidirectional = true);
 
 // The layout fields masks and relations read.
 enum class LayoutField : int { Section, Paragraph, Sentence, Segment, Document, Token, Repeated };

@@ -99,6 +99,7 @@ struct Relation {
   std::int64_t max_path = 4, max_level = 2;       // Hibrids
   bool path = true, level = true, asymmetric = true;  // Hibrids ablations (seed 001 Table 4)
   std::int64_t buckets = 32, max_distance = 128;  // T5Buckets, SectionDistance
+  bool bidirectional = true;  // T5Buckets, SectionDistance: false = T5's decoder (d <= 0 only)
   bool operator==(const Relation&) const = default;
 };
 
@@ -186,11 +187,16 @@ struct LayerSpec {
   // True when no head restricts anything: every head is All + Softmax, no bias.
   bool is_plain() const;
   // True when the spec may read the tokens' layout beyond the query's segment under
-  // prefix_block, which a model derives itself (seed 000's uniform split of the input): any
-  // mask other than all / prefix_block, a fixed pattern, or a bias.
+  // prefix_block, which a model derives itself (seed 000's uniform split of the input): a
+  // mask that compares layout fields (index-based all, causal, window, global and blocks do
+  // not), a fixed pattern, or a bias other than T5's position buckets.
   bool reads_layout() const;
   bool operator==(const LayerSpec&) const = default;
 };
+
+// N of the spec's global(N) masks (the largest over its heads): the leading tokens that see
+// and are seen by all; 0 without one.
+std::int64_t global_tokens(const LayerSpec& spec);
 
 // strata::Error naming the parameter when the spec cannot be run: window(L,R) needs L, R >= 0
 // and global(N) N >= 0; And/Or need two or more operands and Not one; Gumbel needs tau > 0 and

@@ -18,7 +18,9 @@ class CausalLmImpl : public LanguageModel {
   explicit CausalLmImpl(const ModelConfig& config);
 
   // ids: [B, T] -> logits [B, T, V]. With a cache, ids are the new positions only.
-  at::Tensor forward(const at::Tensor& ids, nn::KvCache* cache = nullptr);
+  // padding: [B, T] true = a real token (right padding: no real position sees a padded key,
+  // and a padded position sees only real ones), or undefined; not with a cache.
+  at::Tensor forward(const at::Tensor& ids, nn::KvCache* cache = nullptr, const at::Tensor& padding = {});
 
   at::Tensor logits(const at::Tensor& ids, nn::KvCache* cache = nullptr) override { return forward(ids, cache); }
   nn::KvCache new_cache() const override { return nn::KvCache(config_.decoder_layers); }
@@ -28,6 +30,7 @@ class CausalLmImpl : public LanguageModel {
   torch::nn::Embedding embed_tokens{nullptr};
   nn::TransformerDecoder decoder{nullptr};
   nn::AdaptableLinear lm_head{nullptr};  // only when embeddings are not tied
+  at::Tensor final_logits_bias;         // [1, V] buffer, only with model.final_logits_bias
 
  private:
   ModelConfig config_;

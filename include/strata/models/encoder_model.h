@@ -3,7 +3,9 @@
 //  - token:    one label per token              -> [B, L, C]
 //  - marker:   one label per marker token (one vector per sentence or segment, e.g. the
 //              [SEP] closing each) -> [M, C], with the (row, position) of each marker
-//  - sequence: one label per sequence, from the first token's vector -> [B, C]
+//  - sequence: one label per sequence, from the first token's vector -> [B, C] (through
+//              BERT's pooler, tanh(dense(.)), with model.pooler)
+// With model.num_labels = 0 the model has no head: it only encodes (a pretrained BERT).
 #include <torch/nn/module.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
@@ -24,10 +26,13 @@ class EncoderModelImpl : public torch::nn::Module {
 
   // ids, padding: [B, L] (padding true = real) -> hidden [B, L, d]. layout: the tokens'
   // layout, needed when model.encoder_attention reads it (uses_layout()).
+  // token_types: [B, L] int64 segment types (model.token_types > 0), or undefined for all 0.
   at::Tensor encode(const at::Tensor& ids, const at::Tensor& padding,
-                    const attn::TokenLayout* layout = nullptr);
+                    const attn::TokenLayout* layout = nullptr, const at::Tensor& token_types = {});
   Classification forward(const at::Tensor& ids, const at::Tensor& padding,
-                         const attn::TokenLayout* layout = nullptr);
+                         const attn::TokenLayout* layout = nullptr, const at::Tensor& token_types = {});
+  // BERT's pooled vector tanh(pooler(hidden[:, 0])) [B, d]; strata::Error without a pooler.
+  at::Tensor pool(const at::Tensor& hidden);
   // True when some encoder layer's spec reads the token layout.
   bool uses_layout() const;
 
@@ -35,7 +40,8 @@ class EncoderModelImpl : public torch::nn::Module {
 
   torch::nn::Embedding embed_tokens{nullptr};
   nn::TransformerEncoder encoder{nullptr};
-  nn::AdaptableLinear classifier{nullptr};
+  nn::AdaptableLinear pooler{nullptr};      // only with model.pooler
+  nn::AdaptableLinear classifier{nullptr};  // null with model.num_labels = 0
 
  private:
   ModelConfig config_;

@@ -5,6 +5,7 @@
 // exist, and what each checks of this struct, is the registry's business (recipes/architectures.h).
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -42,7 +43,7 @@ struct ModelConfig {
   double activation_dropout = 0.0;   // after the FFN activation
   bool pre_norm = false;             // false = post-LayerNorm (BART), true = pre-LayerNorm (GPT-2)
   bool tie_embeddings = true;        // output projection shares the token embedding
-  std::string activation = "gelu";   // "gelu" or "relu"
+  std::string activation = "gelu";   // "gelu" (erf), "gelu_new" (tanh approximation) or "relu"
   std::string attention_kernel = "fused";
   std::int64_t pad_id = 2;
   std::int64_t bos_id = 0;
@@ -128,11 +129,41 @@ struct ModelConfig {
   // lstm_layers deep; dropout between them.
   std::int64_t lstm_hidden = 256;
   std::int64_t lstm_layers = 1;
+  // Shapes of pretrained families (models/hf_checkpoint.h maps Hugging Face configs onto
+  // them); the defaults are strata's own models. norm: "layer" or "rms" (T5: scale only),
+  // with norm_eps. positions: "learned" or "none" (T5: its relative-position bias, an
+  // attention spec, instead); position_offset: the rows the table keeps before position 0
+  // (BART: 2); decoder_max_positions: the decoder's table when it differs (LED), 0 = the
+  // same. scale_embedding: token embeddings times sqrt(d_model). scale_attention: scores
+  // divided by sqrt(head dim) (T5: no). linear_bias: biases in attention and FFN projections
+  // (T5: none). final_logits_bias: a fixed [1, V] bias added to the logits (BART, LED).
+  // scale_decoder_outputs: the decoder's output times d_model^-0.5 before the tied output
+  // projection (T5). share_relation_bias: every layer of a stack uses its first layer's
+  // relation-bias table (T5). token_types: rows of a segment-type embedding added to the
+  // encoder's input (BERT; 0 = none). pooler: the sequence head reads tanh(dense(first
+  // token)) (BERT). global_projections: the encoder's global tokens (the spec's global(N))
+  // attend through their own projections (Longformer / LED).
+  std::string norm = "layer";
+  double norm_eps = 1e-5;
+  std::string positions = "learned";
+  std::int64_t position_offset = 0;
+  std::int64_t decoder_max_positions = 0;
+  bool scale_embedding = false;
+  bool scale_attention = true;
+  bool linear_bias = true;
+  bool final_logits_bias = false;
+  bool scale_decoder_outputs = false;
+  bool share_relation_bias = false;
+  std::int64_t token_types = 0;
+  bool pooler = false;
+  bool global_projections = false;
 
   // The spec of `layer` among `count` from a list above (plain when the list is empty).
   static attn::LayerSpec spec_of(const std::vector<attn::LayerSpec>& specs, std::int64_t layer);
 
   std::int64_t head_dim() const { return d_model / heads; }
+  // Whether `name` is one of the pretrained families' shape fields above (norm ... global_projections).
+  static bool pretrained_shape_field(std::string_view name);
 
   // Checks what holds for every architecture (d_model divisible by heads, positive sizes,
   // known names, token ids inside the vocabulary); strata::Error naming the field otherwise.

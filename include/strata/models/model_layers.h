@@ -17,4 +17,13 @@ nn::StackOptions stack_options(const ModelConfig& config, Stack stack);
 // padding embedding; LayerNorm at (1, 0).
 void init_weights(torch::nn::Module& model, std::int64_t pad_id);
 
+// The output projection of a generating model: hidden [.., d] -> logits [.., V] through
+// `lm_head` when it exists (untied), else the token embedding; T5's d^-0.5 output scale when
+// config.scale_decoder_outputs, and `final_bias` [1, V] when defined.
+at::Tensor output_logits(const ModelConfig& config, const at::Tensor& hidden, const at::Tensor& embedding,
+                         nn::AdaptableLinear& lm_head, const at::Tensor& final_bias);
+// Registers `final_logits_bias` [1, V] (zeros, a buffer: it does not train, as in BART) when
+// config.final_logits_bias; an undefined tensor otherwise.
+at::Tensor register_final_logits_bias(torch::nn::Module& model, const ModelConfig& config);
+
 }  // namespace strata::models

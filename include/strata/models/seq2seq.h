@@ -67,6 +67,7 @@ class Seq2SeqImpl : public torch::nn::Module {
   nn::TransformerDecoder decoder{nullptr};
   nn::AdaptableLinear lm_head{nullptr};  // only when embeddings are not tied
   nn::PrefixTuning prefix{nullptr};     // only with prefixes and their MLP
+  at::Tensor final_logits_bias;         // [1, V] buffer, only with model.final_logits_bias
 
  private:
   ModelConfig config_;

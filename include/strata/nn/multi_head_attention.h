@@ -30,6 +30,17 @@ struct AttentionOptions {
   double dropout = 0.0;  // on attention probabilities
   attn::Kernel kernel = attn::Kernel::Fused;
   attn::LayerSpec spec;  // plain by default
+  bool bias = true;      // biases in the projections (T5 has none)
+  // Scores scaled by 1 / sqrt(head dim); false for T5, whose initialisation folds it in.
+  bool scale = true;
+  // Longformer / LED: the global tokens' queries (the first N tokens, N = the spec's global(N))
+  // attend to every key through their own projections query_global, key_global and
+  // value_global; the other queries use q_proj, k_proj and v_proj as usual. Padded queries
+  // get a zero attention output, as Longformer gives them.
+  bool global_projections = false;
+  // A relation bias table owned by another layer (T5: block 0's, shared by the stack); this
+  // module then uses it and registers none of its own. Undefined = its own table.
+  at::Tensor shared_relation_bias;
 };
 
 // What a call reads besides hidden states, all optional: the keys' layout (self-attention:
@@ -84,11 +95,21 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
   std::int64_t recorded_prefix_len() const { return recorded_prefix_; }  // P of the last recorded call
 
   AdaptableLinear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
-  at::Tensor relation_bias;  // [H, relation_count(spec.bias)], undefined without a relation
+  AdaptableLinear query_global{nullptr}, key_global{nullptr}, value_global{nullptr};  // with global_projections
+  // [H, relation_count(spec.bias)], undefined without a relation; the shared table when
+  // options.shared_relation_bias is given (then not registered here).
+  at::Tensor relation_bias;
 
  private:
   at::Tensor split_heads(const at::Tensor& x) const;  // [B, L, d] -> [B, H, L, Dh]
-  // query_padding: [B, Lq] true = real query, or undefined (attn::AttentionCall).
+  // The heads [B, H, Lq, Dh] gated and projected back to [B, Lq, d].
+  at::Tensor project_out(const at::Tensor& heads, const at::Tensor& x);
+  // Longformer's global rows: the first `count` queries of x attend to every real key through
+  // the global projections, replacing those rows of `heads`.
+  at::Tensor with_global_rows(const at::Tensor& x, const at::Tensor& heads, const at::Tensor& key_padding,
+                              std::int64_t count);
+  // query_padding: [B, Lq] true = real query, or undefined (attn::AttentionCall). Returns the
+  // heads [B, H, Lq, Dh].
   at::Tensor attend(const at::Tensor& x, at::Tensor k, at::Tensor v, const at::Tensor& key_padding,
                     const at::Tensor& query_padding, bool causal, std::int64_t query_offset,
                     const attn::TokenLayout* query_layout,

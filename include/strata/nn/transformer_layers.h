@@ -1,8 +1,8 @@
 #pragma once
 // Encoder and decoder layers: attention + feed-forward, each in a residual block with
-// LayerNorm after (post-norm, BART) or before (pre-norm, GPT-2). Parameter names follow HF
-// BART (self_attn, self_attn_layer_norm, encoder_attn, encoder_attn_layer_norm, fc1, fc2,
-// final_layer_norm).
+// its norm after (post-norm, BART, BERT) or before (pre-norm, GPT-2, T5). Parameter names
+// follow HF BART (self_attn, self_attn_layer_norm, encoder_attn, encoder_attn_layer_norm, fc1,
+// fc2, final_layer_norm).
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
@@ -13,11 +13,13 @@
 #include "strata/nn/adaptable_linear.h"
 #include "strata/nn/kv_cache.h"
 #include "strata/nn/multi_head_attention.h"
+#include "strata/nn/norm.h"
 #include "strata/nn/projected_attention_layer.h"
 
 namespace strata::nn {
 
-// A LayerNorm over the last dimension d (BART's, with weight and bias).
+// A LayerNorm over the last dimension d (BART's, with weight and bias), for modules that do
+// not take the norm from LayerOptions.
 torch::nn::LayerNorm layer_norm(std::int64_t d);
 
 struct LayerOptions {
@@ -27,9 +29,14 @@ struct LayerOptions {
   double dropout = 0.1;             // on each residual branch
   double activation_dropout = 0.0;  // after the activation
   bool pre_norm = false;
-  std::string activation = "gelu";  // "gelu" or "relu"
+  NormOptions norm;                 // its d is attention.d_model's
+  bool bias = true;                 // biases in fc1 and fc2 (T5 has none)
+  std::string activation = "gelu";  // "gelu" (erf), "gelu_new" (tanh approximation, GPT-2) or "relu"
   PalOptions pal;                   // encoder layers: a PAL beside self-attention (size 0 = none)
 };
+
+// The block's norm as `options` say (LayerNorm or RMS, its eps), over attention.d_model.
+Norm block_norm(const LayerOptions& options);
 
 // fc2(dropout(act(fc1(x)))), the position-wise feed-forward block.
 at::Tensor feed_forward(const at::Tensor& x, AdaptableLinear& fc1, AdaptableLinear& fc2,
@@ -59,7 +66,7 @@ class EncoderLayerImpl : public torch::nn::Module {
 
   MultiHeadAttention self_attn{nullptr};
   ProjectedAttentionLayer pal{nullptr};  // null without a PAL
-  torch::nn::LayerNorm self_attn_layer_norm{nullptr}, final_layer_norm{nullptr};
+  Norm self_attn_layer_norm{nullptr}, final_layer_norm{nullptr};
   AdaptableLinear fc1{nullptr}, fc2{nullptr};
 
  private:
@@ -82,8 +89,7 @@ class DecoderLayerImpl : public torch::nn::Module {
                      const AttentionExtras& self = {}, const AttentionExtras& cross = {});
 
   MultiHeadAttention self_attn{nullptr}, encoder_attn{nullptr};
-  torch::nn::LayerNorm self_attn_layer_norm{nullptr}, encoder_attn_layer_norm{nullptr},
-      final_layer_norm{nullptr};
+  Norm self_attn_layer_norm{nullptr}, encoder_attn_layer_norm{nullptr}, final_layer_norm{nullptr};
   AdaptableLinear fc1{nullptr}, fc2{nullptr};
 
  private:

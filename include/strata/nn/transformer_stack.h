@@ -1,12 +1,11 @@
 #pragma once
 // Encoder and decoder stacks: token embeddings (shared, owned by the model) plus learned
-// positions, then the layers. One extra LayerNorm per stack: on the embeddings for post-norm
-// (BART's layernorm_embedding), on the output for pre-norm (GPT-2's final norm, here
-// layer_norm), so both variants train stably.
+// positions (or none, when a relative-position bias takes their place: T5), then the layers.
+// One extra norm per stack: on the embeddings for post-norm (BART's layernorm_embedding), on
+// the output for pre-norm (GPT-2's final norm, here layer_norm), so both variants train stably.
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/embedding.h>
-#include <torch/nn/modules/normalization.h>
 
 #include <functional>
 #include <vector>
@@ -21,6 +20,12 @@ struct StackOptions {
   LayerOptions layer;
   std::int64_t layers = 3;
   std::int64_t max_positions = 1024;
+  bool learned_positions = true;     // false: no position table (T5's relative bias instead)
+  std::int64_t position_offset = 0;  // position p reads row p + offset of the table (BART: 2)
+  double embedding_scale = 1.0;      // token embeddings times this (BART's scale_embedding: sqrt(d))
+  std::int64_t token_types = 0;      // encoder: a segment-type table of this many rows (BERT); 0 = none
+  // T5: layers after the first use the first layer's self-attention relation table.
+  bool share_relation_bias = false;
   // Per-layer attention specs (empty = every layer takes layer.attention.spec / cross_spec /
   // layer.pal.spec). pal_specs: the encoder layers' PAL heads (when layer.pal.size > 0).
   std::vector<attn::LayerSpec> self_specs, cross_specs, pal_specs;
@@ -45,13 +50,14 @@ class TransformerEncoderImpl : public torch::nn::Module {
   TransformerEncoderImpl(const StackOptions& options, torch::nn::Embedding embed_tokens);
   // ids, padding: [B, L] (padding true = real token). layout: the tokens' layout, needed by
   // structured specs that read it. prefixes: each layer's prefix keys and values (one entry
-  // per layer, nullopt for none), or null. conditioning: or null. Returns [B, L, d].
+  // per layer, nullopt for none), or null. conditioning: or null. token_types: [B, L] int64
+  // segment types (with options.token_types; undefined = all 0). Returns [B, L, d].
   at::Tensor forward(const at::Tensor& ids, const at::Tensor& padding,
                      const attn::TokenLayout* layout = nullptr, const LayerPrefixes* prefixes = nullptr,
-                     const StackConditioning* conditioning = nullptr);
+                     const StackConditioning* conditioning = nullptr, const at::Tensor& token_types = {});
 
-  torch::nn::Embedding embed_tokens{nullptr}, embed_positions{nullptr};
-  torch::nn::LayerNorm layernorm_embedding{nullptr}, layer_norm{nullptr};
+  torch::nn::Embedding embed_tokens{nullptr}, embed_positions{nullptr}, embed_token_types{nullptr};
+  Norm layernorm_embedding{nullptr}, layer_norm{nullptr};
   torch::nn::ModuleList layers{nullptr};
 
  private:
@@ -79,7 +85,7 @@ class TransformerDecoderImpl : public torch::nn::Module {
   const StackOptions& options() const { return options_; }
 
   torch::nn::Embedding embed_tokens{nullptr}, embed_positions{nullptr};
-  torch::nn::LayerNorm layernorm_embedding{nullptr}, layer_norm{nullptr};
+  Norm layernorm_embedding{nullptr}, layer_norm{nullptr};
   torch::nn::ModuleList layers{nullptr};
   at::Tensor hibrids_bias;  // [H, relation_count(options.hibrids)], HIBRIDS-DEC's table
 

@@ -21,7 +21,7 @@ struct LoadedModel {
   std::filesystem::path checkpoint;
   models::ModelConfig config;
   Config run;  // the whole config of the run that trained it, validated (defaults filled in)
-  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<Tokenizer> tokenizer;  // null only when loaded without one (LoadOptions)
   std::shared_ptr<torch::nn::Module> module;  // in eval mode
 };
 
@@ -35,6 +35,10 @@ struct LoadOptions {
   std::filesystem::path adapter;
   // Fold LoRA into the weights for inference (nn::merge_lora); false keeps it apart.
   bool merge_lora = true;
+  // false: a checkpoint without tokenizer/ loads (an imported model run on token ids).
+  bool require_tokenizer = true;
+  // "fused" or "reference" in place of the config's model.attention_kernel; "" = the config's.
+  std::string attention_kernel;
 };
 
 // The checkpoint's model, whatever its architecture, with the adapter it was trained with

@@ -61,8 +61,11 @@ std::int32_t require_eos(const Tokenizer& tokenizer, std::string_view needed_by)
 
 // Loads any tokenizer strata knows, choosing by content, not by name:
 //  - a sentencepiece model (.model protobuf),
-//  - an HF tokenizer.json with a byte-level BPE model,
-//  - a directory holding tokenizer.json, or vocab.json + merges.txt (GPT-2),
+//  - an HF tokenizer.json with a byte-level BPE or a WordPiece (BERT) model; one with a
+//    Unigram model (T5) through the spiece.model beside it,
+//  - a BERT vocab.txt (one piece per line, [UNK] among them),
+//  - a directory holding tokenizer.json, vocab.json + merges.txt (GPT-2), spiece.model (T5)
+//    or vocab.txt (BERT), in that order of preference,
 //  - a strata tokenizer directory (tokenizer.model or tokenizer.json, plus the sidecar
 //    strata-tokenizer.json that names the special tokens; see text/tokenizer_sidecar.h).
 // A file of another kind gives strata::Error naming the file and what was found instead.
