@@ -1,0 +1,291 @@
+// Hugging Face checkpoints: the fixtures transformers wrote (../shared/hf-fixtures) import,
+// give transformers' numbers with both kernels, generate its token sequences, and export back
+// bit for bit; malformed directories are errors naming the field or tensor.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "strata/core/error.h"
+#include "strata/core/files.h"
+#include "strata/models/hf_checkpoint.h"
+#include "strata/models/seq2seq.h"
+#include "strata/nn/safetensors_torch.h"
+#include "strata/recipes/hf_models.h"
+#include "strata/recipes/model_outputs.h"
+#include "strata/train/checkpoint.h"
+#include "strata/train/run_config.h"
+#include "support/hf_fixtures.h"
+
+namespace strata::recipes {
+namespace hf_models_test {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const fs::path kFixtures = test_support::hf_fixtures();
+
+json read_json(const fs::path& file) { return json::parse(read_file(file)); }
+
+void flatten(const json& j, std::vector<double>& out) {
+  if (!j.is_array()) {
+    out.push_back(j.get<double>());
+    return;
+  }
+  for (const json& item : j) flatten(item, out);
+}
+
+class HfTest : public test_support::HfScratchTest {
+ protected:
+  // A copy of a fixture to edit.
+  fs::path copy_fixture(const std::string& name) {
+    const fs::path to = dir_ / ("edited-" + name);
+    fs::copy(kFixtures / name, to);
+    fs::permissions(to, fs::perms::owner_all, fs::perm_options::add);
+    for (const auto& entry : fs::directory_iterator(to))
+      fs::permissions(entry.path(), fs::perms::owner_write, fs::perm_options::add);
+    return to;
+  }
+};
+
+struct Case {
+  std::string fixture;
+  std::string kernel;
+};
+
+class HfParity : public HfTest, public testing::WithParamInterface<Case> {};
+
+// Every output transformers recorded (and strata gives) within 1e-4 + 1e-4 |expected|.
+TEST_P(HfParity, ForwardMatchesTransformers) {
+  const Case c = GetParam();
+  import_hf(kFixtures / c.fixture, dir_ / "run");
+  const LoadedModel model = load_model(dir_ / "run", {.require_tokenizer = false, .attention_kernel = c.kernel});
+  const json expected = read_json(kFixtures / c.fixture / "forward.json");
+  const json got = forward_outputs(model, read_json(kFixtures / c.fixture / "inputs.json"), "inputs.json");
+  int compared = 0;
+  for (const auto& [name, value] : got.items()) {
+    if (name.ends_with("_shape") || !expected.contains(name)) continue;
+    EXPECT_EQ(got.at(name + "_shape"), expected.at(name + "_shape")) << name;
+    std::vector<double> e, g;
+    flatten(expected.at(name), e);
+    flatten(value, g);
+    ASSERT_EQ(e.size(), g.size()) << name;
+    double worst = 0;
+    std::size_t outside = 0;
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      worst = std::max(worst, std::abs(g[i] - e[i]));
+      if (std::abs(g[i] - e[i]) > 1e-4 + 1e-4 * std::abs(e[i])) ++outside;
+    }
+    EXPECT_EQ(outside, 0u) << c.fixture << " " << name << ": largest difference " << worst;
+    ++compared;
+  }
+  EXPECT_GE(compared, 1) << "no output of " << c.fixture << " was compared";
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, HfParity,
+                         testing::Values(Case{"bart", "fused"}, Case{"bart", "reference"}, Case{"t5", "fused"},
+                                         Case{"t5", "reference"}, Case{"led", "fused"}, Case{"led", "reference"},
+                                         Case{"gpt2", "fused"}, Case{"gpt2", "reference"}, Case{"bert", "fused"},
+                                         Case{"bert", "reference"}, Case{"bert-seqcls", "fused"},
+                                         Case{"bert-seqcls", "reference"}),
+                         [](const testing::TestParamInfo<Case>& info) {
+                           std::string name = info.param.fixture + "_" + info.param.kernel;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+decode::GenerationOptions generation_of(const LoadedModel& model, std::int64_t beams) {
+  decode::GenerationOptions options = train::generation_options(model.run);
+  options.max_length = 8;
+  options.beam_size = beams;
+  return options;
+}
+
+class HfGeneration : public HfTest, public testing::WithParamInterface<std::string> {};
+
+TEST_P(HfGeneration, GreedyAndBeamTokensMatchTransformers) {
+  const std::string fixture = GetParam();
+  import_hf(kFixtures / fixture, dir_ / "run");
+  const LoadedModel model = load_model(dir_ / "run", {.require_tokenizer = false});
+  // generation_config.json's settings came with it: greedy, no n-gram ban.
+  EXPECT_EQ(train::generation_options(model.run).beam_size, 1);
+  EXPECT_EQ(train::generation_options(model.run).no_repeat_ngram_size, 0);
+  const json expected = read_json(kFixtures / fixture / "generate.json");
+  json inputs = read_json(kFixtures / fixture / "inputs.json");
+  if (fixture == "gpt2") {
+    json prompts = json::array(), sequences = json::array();
+    for (const json& result : expected["greedy_single"]["results"]) {
+      prompts.push_back(result["prompt"]);
+      sequences.push_back(result["sequence"]);
+    }
+    EXPECT_EQ(generate_outputs(model, {{"input_ids", prompts}}, generation_of(model, 1), "inputs")["sequences"],
+              sequences);
+    return;
+  }
+  EXPECT_EQ(generate_outputs(model, inputs, generation_of(model, 1), "inputs.json")["sequences"],
+            expected["greedy"]["sequences"]);
+  if (expected.contains("beam"))
+    EXPECT_EQ(generate_outputs(model, inputs, generation_of(model, 3), "inputs.json")["sequences"],
+              expected["beam"]["sequences"]);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, HfGeneration, testing::Values("bart", "t5", "led", "gpt2"));
+
+class HfRoundTrip : public HfTest, public testing::WithParamInterface<std::string> {};
+
+// import -> export gives transformers' own file back, tensor for tensor and bit for bit, and
+// the exported directory imports to the same model.
+TEST_P(HfRoundTrip, ExportGivesTheCheckpointBackBitForBit) {
+  const std::string fixture = GetParam();
+  import_hf(kFixtures / fixture, dir_ / "run");
+  const models::HfModel model = export_hf(dir_ / "run", dir_ / "exported");
+  const auto original = load_tensors(kFixtures / fixture / "model.safetensors");
+  const auto exported = load_tensors(dir_ / "exported" / "model.safetensors");
+  ASSERT_EQ(original.size(), exported.size());
+  for (const auto& [name, tensor] : original) {
+    ASSERT_TRUE(exported.contains(name)) << name;
+    EXPECT_TRUE(torch::equal(tensor, exported.at(name))) << name;
+  }
+  const json config = read_json(dir_ / "exported" / "config.json");
+  EXPECT_EQ(config["architectures"][0], model.hf_class);
+  const models::HfModel again = models::hf_model_from_config(config, "exported config.json");
+  EXPECT_EQ(again.config.to_json(), models::hf_model_from_config(read_json(kFixtures / fixture / "config.json"), "c")
+                                        .config.to_json());
+  import_hf(dir_ / "exported", dir_ / "reimported");
+  const auto first = train::load_checkpoint(train::resolve_checkpoint(dir_ / "run")).weights;
+  const auto second = train::load_checkpoint(train::resolve_checkpoint(dir_ / "reimported")).weights;
+  ASSERT_EQ(first.size(), second.size());
+  for (const auto& [name, tensor] : first) EXPECT_TRUE(torch::equal(tensor, second.at(name))) << name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, HfRoundTrip, testing::Values("bart", "t5", "led", "gpt2", "bert", "bert-seqcls"),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+// The name mapping at a real size: a BART-base-shaped model (139 M parameters, 6 + 6 layers)
+// goes to transformers' names and back without a tensor lost or changed.
+TEST(HfNames, BartBaseShapesMapToTransformersNamesAndBack) {
+  models::HfModel bart;
+  bart.config.architecture = "seq2seq";
+  bart.config.d_model = 768;
+  bart.config.heads = 12;
+  bart.config.d_ff = 3072;
+  bart.config.encoder_layers = bart.config.decoder_layers = 6;
+  bart.config.vocab_size = 50265;
+  bart.config.max_positions = 1024;
+  bart.config.position_offset = 2;
+  bart.config.final_logits_bias = true;
+  bart.config.pad_id = 1;
+  bart.config.bos_id = 0;
+  bart.config.eos_id = bart.config.decoder_start_id = 2;
+  const models::HfModel model = models::hf_model_of(bart.config);
+  ASSERT_EQ(model.hf_class, "BartForConditionalGeneration");
+  torch::manual_seed(0);
+  models::Seq2Seq seq2seq(model.config);
+  const train::NamedTensors ours = train::module_tensors(*seq2seq);
+  const models::NamedTensorList theirs = models::strata_weights_to_hf(model, ours);
+  std::map<std::string, at::Tensor> by_name(theirs.begin(), theirs.end());
+  // transformers' BART-base names (tied embedding once, as version 5 writes it).
+  // shared, final_logits_bias, per stack positions + embedding norm (3), 16 tensors per
+  // encoder layer, 26 per decoder layer.
+  EXPECT_EQ(by_name.size(), 2u + 2 * 3 + 6 * 16 + 6 * 26);
+  EXPECT_EQ(by_name.at("model.encoder.embed_positions.weight").sizes(), (at::IntArrayRef{1026, 768}));
+  EXPECT_EQ(by_name.at("model.shared.weight").sizes(), (at::IntArrayRef{50265, 768}));
+  EXPECT_TRUE(by_name.contains("model.decoder.layers.5.encoder_attn_layer_norm.bias"));
+  EXPECT_TRUE(by_name.contains("final_logits_bias"));
+  const auto back = models::hf_weights_to_strata(model, by_name, ours, "in memory");
+  for (const auto& [name, tensor] : ours) EXPECT_TRUE(torch::equal(tensor, back.at(name))) << name;
+}
+
+// ---- what strata refuses, naming the field or the tensor ----
+
+void expect_error(const std::function<void()>& action, const std::string& needle) {
+  try {
+    action();
+    ADD_FAILURE() << "no error; expected one mentioning " << needle;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(HfTest, AConfigFieldStrataCannotHonourIsRefused) {
+  const fs::path dir = copy_fixture("bart");
+  json config = read_json(dir / "config.json");
+  config["add_final_layer_norm"] = true;
+  write_file_atomic(dir / "config.json", config.dump());
+  expect_error([&] { import_hf(dir, dir_ / "run"); }, "'add_final_layer_norm'");
+  config.erase("add_final_layer_norm");
+  config["rope_theta"] = 10000;
+  write_file_atomic(dir / "config.json", config.dump());
+  expect_error([&] { import_hf(dir, dir_ / "run"); }, "field 'rope_theta'");
+  config.erase("rope_theta");
+  config["model_type"] = "llama";
+  write_file_atomic(dir / "config.json", config.dump());
+  expect_error([&] { import_hf(dir, dir_ / "run"); }, "model_type 'llama'");
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "checkpoints"));
+}
+
+TEST_F(HfTest, AMissingLeftOverOrMisshapenTensorIsNamed) {
+  const fs::path dir = copy_fixture("gpt2");
+  auto tensors = load_tensors(kFixtures / "gpt2" / "model.safetensors");
+  auto write = [&](const std::map<std::string, at::Tensor>& t) {
+    save_tensors(dir / "model.safetensors", {t.begin(), t.end()}, {{"format", "pt"}});
+  };
+  auto missing = tensors;
+  missing.erase("transformer.h.1.mlp.c_fc.bias");
+  write(missing);
+  expect_error([&] { import_hf(dir, dir_ / "run"); }, "'transformer.h.1.mlp.c_fc.bias' is missing");
+  auto extra = tensors;
+  extra["transformer.h.0.attn.rotary.weight"] = torch::zeros({2});
+  write(extra);
+  expect_error([&] { import_hf(dir, dir_ / "run"); }, "'transformer.h.0.attn.rotary.weight'");
+  auto tied = tensors;  // an older checkpoint's second copy of the tied embedding must equal it
+  tied["lm_head.weight"] = tensors.at("transformer.wte.weight").clone();
+  write(tied);
+  EXPECT_NO_THROW(import_hf(dir, dir_ / "tied"));
+  tied["lm_head.weight"] += 1;
+  write(tied);
+  expect_error([&] { import_hf(dir, dir_ / "run"); }, "'lm_head.weight' should be a tied copy");
+  auto shape = tensors;
+  shape["transformer.wpe.weight"] = torch::zeros({32, 32});
+  write(shape);
+  expect_error([&] { import_hf(dir, dir_ / "run"); }, "'transformer.wpe.weight' gives [32, 32]");
+}
+
+TEST_F(HfTest, ShardedCheckpointsAndTokenizersImport) {
+  const fs::path dir = copy_fixture("bert");
+  const auto tensors = load_tensors(dir / "model.safetensors");
+  std::vector<std::pair<std::string, at::Tensor>> first, second;
+  json map = json::object();
+  for (const auto& [name, tensor] : tensors) {
+    const bool one = name.starts_with("embeddings");
+    (one ? first : second).emplace_back(name, tensor);
+    map[name] = one ? "model-00001-of-00002.safetensors" : "model-00002-of-00002.safetensors";
+  }
+  save_tensors(dir / "model-00001-of-00002.safetensors", first);
+  save_tensors(dir / "model-00002-of-00002.safetensors", second);
+  fs::remove(dir / "model.safetensors");
+  write_file_atomic(dir / "model.safetensors.index.json", json{{"weight_map", map}}.dump());
+  std::string vocab;  // a BERT vocab.txt of the model's 128 ids
+  for (const char* piece : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "man", "##s", "page"})
+    vocab += std::string(piece) + "\n";
+  for (int i = 9; i < 128; ++i) vocab += "w" + std::to_string(i) + "\n";
+  write_file_atomic(dir / "vocab.txt", vocab);
+  const HfImportReport report = import_hf(dir, dir_ / "run");
+  EXPECT_EQ(report.tokenizer, "wordpiece");
+  const LoadedModel model = load_model(dir_ / "run");
+  EXPECT_EQ(model.tokenizer->encode("The man pages"), (std::vector<std::int32_t>{5, 6, 8, 7}));
+  export_hf(dir_ / "run", dir_ / "exported");
+  EXPECT_EQ(read_file(dir_ / "exported" / "vocab.txt"), vocab);
+}
+
+}  // namespace hf_models_test
+}  // namespace strata::recipes
