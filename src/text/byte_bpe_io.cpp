@@ -100,8 +100,8 @@ std::unique_ptr<ByteBpeTokenizer> ByteBpeTokenizer::from_tokenizer_json(
     const std::string type = model.value("type", model.contains("merges") ? "BPE" : "");
     if (type != "BPE")
       throw error_at(file, 0, "model.type",
-                     fmt::format("\"{}\" model; strata reads only byte-level BPE tokenizer.json "
-                                 "files (use a sentencepiece .model for unigram)",
+                     fmt::format("\"{}\" model; this reader takes byte-level BPE tokenizer.json "
+                                 "files (load_tokenizer takes WordPiece too; use a sentencepiece .model for unigram)",
                                  type));
     if (root.contains("normalizer") && !root["normalizer"].is_null())
       throw error_at(file, 0, "normalizer",

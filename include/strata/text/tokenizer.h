@@ -33,7 +33,7 @@ class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
 
-  virtual std::string kind() const = 0;  // "sentencepiece" or "byte-bpe"
+  virtual std::string kind() const = 0;  // "sentencepiece", "byte-bpe" or "wordpiece"
   virtual std::vector<std::int32_t> encode(std::string_view text) const = 0;
   virtual std::string decode(std::span<const std::int32_t> ids) const = 0;
   virtual std::int32_t vocab_size() const = 0;
