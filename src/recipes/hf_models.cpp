@@ -97,7 +97,7 @@ HfImportReport import_hf(const fs::path& dir, const fs::path& out, const models:
     decode = models::decode_settings_from_generation_config(read_json(dir / "generation_config.json"),
                                                             (dir / "generation_config.json").string(),
                                                             config.architecture == "seq2seq");
-  const Config run = imported_run_config(config, decode);
+  Config run = imported_run_config(config, decode);
 
   const std::shared_ptr<torch::nn::Module> module = find_architecture(config.architecture).build(config);
   const train::NamedTensors expected = train::module_tensors(*module);
@@ -127,6 +127,10 @@ HfImportReport import_hf(const fs::path& dir, const fs::path& out, const models:
   }
   train::mark_latest_checkpoint(out, 0);
   train::mark_best_checkpoint(out, 0);
+  // config.toml starts a tuning run (--config RUN/config.toml --base RUN): its data reads the
+  // imported tokenizer.
+  if (!report.tokenizer.empty())
+    run.apply_override("data.tokenizer=" + fs::absolute(report.checkpoint / "tokenizer").string());
   write_file_atomic(out / "config.toml", run.to_toml());
   return report;
 }

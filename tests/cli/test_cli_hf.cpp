@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -84,6 +85,47 @@ TEST_F(CliHf, BadInputIsAnErrorNamingTheFileAndField) {
   const auto outside = run("forward --model " + (dir_ / "run").string() + " --inputs " + (dir_ / "outside.json").string());
   EXPECT_NE(outside.exit_code, 0);
   EXPECT_NE(outside.err.find("token ids must be in [0, 128)"), std::string::npos) << outside.err;
+}
+
+// An imported BERT with its WordPiece vocabulary tunes like a model of strata's own: its
+// config.toml and --base start an extractive run, with LoRA on top.
+TEST_F(CliHf, AnImportedModelTunesWithAnAdapter) {
+  const fs::path bert = dir_ / "bert";
+  fs::create_directories(bert);
+  for (const char* file : {"config.json", "model.safetensors"}) fs::copy_file(hf_fixtures() / "bert" / file, bert / file);
+  const std::vector<std::string> words = {"alpha", "beta", "gamma", "delta", "zeta", "theta", "kappa", "sigma"};
+  std::ofstream vocab(bert / "vocab.txt");
+  for (const char* piece : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "."}) vocab << piece << "\n";
+  for (const std::string& word : words) vocab << word << "\n";
+  for (int i = 6 + static_cast<int>(words.size()); i < 128; ++i) vocab << "w" << i << "\n";
+  vocab.close();
+  for (const char* split : {"train", "valid"}) {  // the second sentence is the summary
+    std::ofstream data(dir_ / (std::string(split) + ".jsonl"));
+    for (std::size_t i = 0; i < 12; ++i) {
+      std::string document, summary;
+      for (std::size_t s = 0; s < 4; ++s) {
+        std::string sentence;
+        for (std::size_t w = 0; w < 5; ++w) sentence += words[(i * 7 + s * 3 + w * 5) % words.size()] + " ";
+        sentence.back() = '.';
+        document += (s ? " " : "") + sentence;
+        if (s == 1) summary = sentence;
+      }
+      data << json{{"document", document}, {"summary", summary}}.dump() << "\n";
+    }
+  }
+  const auto imported = run("import hf " + bert.string() + " --out " + (dir_ / "run").string());
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  EXPECT_NE(imported.out.find("tokenizer wordpiece"), std::string::npos) << imported.out;
+  const auto tuned = run("train --quiet --config " + (dir_ / "run" / "config.toml").string() + " --base " +
+                         (dir_ / "run").string() + " --adapter lora --out " + (dir_ / "tuned").string() +
+                         " data.task=extractive model.head=marker model.num_labels=2 data.train=" +
+                         (dir_ / "train.jsonl").string() + " data.valid=" + (dir_ / "valid.jsonl").string() +
+                         " data.max_source_tokens=60 train.max_steps=3 train.warmup_steps=1 train.eval_every=3"
+                         " train.eval_docs=2 train.max_tokens=1024 train.threads=1 'train.train_only=[\"classifier.*\"]'");
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.err;
+  EXPECT_NE(tuned.out.find("loaded 39 tensors"), std::string::npos) << tuned.out;
+  EXPECT_NE(tuned.out.find("adapter: lora on 4 linear maps"), std::string::npos) << tuned.out;
+  EXPECT_TRUE(fs::exists(dir_ / "tuned" / "checkpoints" / "latest"));
 }
 
 }  // namespace
