@@ -9,6 +9,7 @@
 #include "strata/core/files.h"
 #include "strata/text/byte_bpe.h"
 #include "strata/text/tokenizer_sidecar.h"
+#include "hf_vocab_json.h"
 
 namespace strata {
 
@@ -171,23 +172,7 @@ std::unique_ptr<ByteBpeTokenizer> ByteBpeTokenizer::from_vocab_merges(
 }
 
 void ByteBpeTokenizer::save(const std::filesystem::path& dir) const {
-  const std::vector<std::string> special_list = specials_.all();
-  nlohmann::ordered_json vocab = nlohmann::ordered_json::object();
-  nlohmann::ordered_json added_tokens = nlohmann::ordered_json::array();
-  for (std::int32_t id = 0; id < vocab_size(); ++id) {
-    if (pieces_[id].empty()) continue;
-    vocab[pieces_[id]] = id;
-    if (!is_added_[id]) continue;
-    const bool special =
-        std::find(special_list.begin(), special_list.end(), pieces_[id]) != special_list.end();
-    added_tokens.push_back({{"id", id},
-                            {"content", pieces_[id]},
-                            {"single_word", false},
-                            {"lstrip", false},
-                            {"rstrip", false},
-                            {"normalized", false},
-                            {"special", special}});
-  }
+  const HfVocabJson parts = hf_vocab_json(pieces_, is_added_, specials_);
   nlohmann::ordered_json merges = nlohmann::ordered_json::array();
   for (const auto& [left, right] : merges_) merges.push_back(left + " " + right);
   const nlohmann::ordered_json byte_level = {{"type", "ByteLevel"},
@@ -197,7 +182,7 @@ void ByteBpeTokenizer::save(const std::filesystem::path& dir) const {
   const nlohmann::ordered_json root = {{"version", "1.0"},
                                        {"truncation", nullptr},
                                        {"padding", nullptr},
-                                       {"added_tokens", added_tokens},
+                                       {"added_tokens", parts.added_tokens},
                                        {"normalizer", nullptr},
                                        {"pre_tokenizer", byte_level},
                                        {"post_processor", nullptr},
@@ -211,7 +196,7 @@ void ByteBpeTokenizer::save(const std::filesystem::path& dir) const {
                                          {"fuse_unk", false},
                                          {"byte_fallback", false},
                                          {"ignore_merges", options_.ignore_merges},
-                                         {"vocab", vocab},
+                                         {"vocab", parts.vocab},
                                          {"merges", merges}}}};
   write_file_atomic(dir / "tokenizer.json", root.dump(2) + "\n");
   write_sidecar(dir, {kind(), "tokenizer.json", specials_});

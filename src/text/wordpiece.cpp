@@ -15,6 +15,7 @@
 #include "strata/core/files.h"
 #include "strata/core/utf8.h"
 #include "strata/text/tokenizer_sidecar.h"
+#include "hf_vocab_json.h"
 
 namespace strata {
 
@@ -304,23 +305,7 @@ std::unique_ptr<WordPieceTokenizer> WordPieceTokenizer::from_vocab_txt(const fs:
 
 void WordPieceTokenizer::save(const fs::path& dir) const {
   using ordered_json = nlohmann::ordered_json;
-  const std::vector<std::string> special_list = specials_.all();
-  ordered_json vocab = ordered_json::object();
-  ordered_json added_tokens = ordered_json::array();
-  for (std::size_t id = 0; id < pieces_.size(); ++id) {
-    if (pieces_[id].empty()) continue;
-    vocab[pieces_[id]] = id;
-    if (!is_added_[id]) continue;
-    const bool special =
-        std::find(special_list.begin(), special_list.end(), pieces_[id]) != special_list.end();
-    added_tokens.push_back({{"id", id},
-                            {"content", pieces_[id]},
-                            {"single_word", false},
-                            {"lstrip", false},
-                            {"rstrip", false},
-                            {"normalized", false},
-                            {"special", special}});
-  }
+  const HfVocabJson parts = hf_vocab_json(pieces_, is_added_, specials_);
   const ordered_json normalizer = {
       {"type", "BertNormalizer"},
       {"clean_text", options_.clean_text},
@@ -332,7 +317,7 @@ void WordPieceTokenizer::save(const fs::path& dir) const {
       {"version", "1.0"},
       {"truncation", nullptr},
       {"padding", nullptr},
-      {"added_tokens", added_tokens},
+      {"added_tokens", parts.added_tokens},
       {"normalizer", normalizer},
       {"pre_tokenizer", ordered_json::object({{"type", "BertPreTokenizer"}})},
       {"post_processor", nullptr},
@@ -343,7 +328,7 @@ void WordPieceTokenizer::save(const fs::path& dir) const {
         {"unk_token", options_.unk_token},
         {"continuing_subword_prefix", options_.continuing_subword_prefix},
         {"max_input_chars_per_word", options_.max_input_chars_per_word},
-        {"vocab", vocab}}}};
+        {"vocab", parts.vocab}}}};
   write_file_atomic(dir / "tokenizer.json", root.dump(2) + "\n");
 }
 

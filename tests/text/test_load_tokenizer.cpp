@@ -14,14 +14,6 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kData = fs::path(STRATA_FIXTURES_DIR) / "text";
 
-std::string error_of(const fs::path& path) {
-  try {
-    load_tokenizer(path);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 class LoadTokenizer : public ::testing::Test {
  protected:
@@ -89,7 +81,7 @@ TEST_F(LoadTokenizer, HuggingFaceBertAndT5) {
   EXPECT_EQ(vocab_txt->encode("[CLS] Hello [SEP]"), (std::vector<std::int32_t>{2, 5, 3}));
 
   write_file_atomic(bert / "word_level.json", R"({"model": {"type": "WordLevel", "vocab": {}}})");
-  const std::string message = error_of(bert / "word_level.json");
+  const std::string message = test::load_error(bert / "word_level.json");
   EXPECT_NE(message.find("\"WordLevel\" model"), std::string::npos) << message;
 }
 
@@ -111,16 +103,16 @@ TEST_F(LoadTokenizer, WrongKindsSayWhatTheyLookLike) {
                                           "gzip",       "unrecognised",     "sentencepiece"};
   for (std::size_t i = 0; i < cases.size(); ++i) {
     write_file_atomic(d / cases[i].first, cases[i].second);
-    const std::string message = error_of(d / cases[i].first);
+    const std::string message = test::load_error(d / cases[i].first);
     EXPECT_NE(message.find(cases[i].first), std::string::npos) << message;
     EXPECT_NE(message.find(expected[i]), std::string::npos) << message;
   }
 }
 
 TEST_F(LoadTokenizer, MissingPathsAndEmptyDirectories) {
-  EXPECT_NE(error_of(dir_->path() / "nope").find("no such file"), std::string::npos);
+  EXPECT_NE(test::load_error(dir_->path() / "nope").find("no such file"), std::string::npos);
   fs::create_directories(dir_->path() / "empty");
-  EXPECT_NE(error_of(dir_->path() / "empty").find("no tokenizer here"), std::string::npos);
+  EXPECT_NE(test::load_error(dir_->path() / "empty").find("no tokenizer here"), std::string::npos);
 }
 
 }  // namespace

@@ -27,14 +27,6 @@ std::string lines(const std::vector<std::string>& pieces) {
   return text;
 }
 
-std::string error_of(const fs::path& path) {
-  try {
-    load_tokenizer(path);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // An HF tokenizer.json for kPieces with the given normalizer.
 json bert_tokenizer_json(const json& normalizer) {
@@ -195,21 +187,21 @@ TEST_F(WordPiece, SaveThenLoadTokenizerGivesTheSameIds) {
 TEST_F(WordPiece, UnsupportedNormalizerOrPreTokenizerIsAnError) {
   const fs::path file = dir_->path() / "nfkc" / "tokenizer.json";
   write_file_atomic(file, bert_tokenizer_json(json::object({{"type", "NFKC"}})).dump());
-  std::string message = error_of(file);
+  std::string message = test::load_error(file);
   EXPECT_NE(message.find(file.string()), std::string::npos) << message;
   EXPECT_NE(message.find("NFKC"), std::string::npos) << message;
 
   json root = bert_tokenizer_json(kBertNormalizer);
   root["pre_tokenizer"] = json::object({{"type", "Whitespace"}});
   write_file_atomic(file, root.dump());
-  message = error_of(file);
+  message = test::load_error(file);
   EXPECT_NE(message.find("Whitespace"), std::string::npos) << message;
 }
 
 TEST_F(WordPiece, UnigramTokenizerJsonWithoutSpieceModelIsAnError) {
   const fs::path file = dir_->path() / "t5" / "tokenizer.json";
   write_file_atomic(file, R"({"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0]]}})");
-  const std::string message = error_of(file);
+  const std::string message = test::load_error(file);
   EXPECT_NE(message.find(file.string()), std::string::npos) << message;
   EXPECT_NE(message.find("Unigram"), std::string::npos) << message;
   EXPECT_NE(message.find("spiece.model"), std::string::npos) << message;

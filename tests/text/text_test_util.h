@@ -82,4 +82,14 @@ inline void expect_standard_special_ids(const Tokenizer& t) {
   EXPECT_EQ(t.piece_to_id("[SEC]"), 6);
 }
 
+// load_tokenizer's error for `path`, or "(no error)".
+inline std::string load_error(const std::filesystem::path& path) {
+  try {
+    load_tokenizer(path);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 }  // namespace strata::test
