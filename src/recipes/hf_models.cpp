@@ -70,8 +70,9 @@ Config imported_run_config(const models::ModelConfig& m, const std::vector<std::
 }
 
 // Copies the tokenizer files of `dir` into `into`; returns the kind strata reads them as, or
-// "" when there are none. strata::Error when there are some and strata cannot read them.
-std::string copy_tokenizer(const fs::path& dir, const fs::path& into) {
+// "" when there are none. strata::Error when there are some and strata cannot read them, or
+// their ids do not fit the model's vocabulary.
+std::string copy_tokenizer(const fs::path& dir, const fs::path& into, std::int64_t vocab_size) {
   bool any = false;
   fs::create_directories(into);
   for (const char* name : kTokenizerFiles)
@@ -80,7 +81,11 @@ std::string copy_tokenizer(const fs::path& dir, const fs::path& into) {
       any = any || std::string_view(name) != "tokenizer_config.json";
     }
   if (!any) return "";
-  return load_tokenizer(into)->kind();
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(into);
+  if (tokenizer->vocab_size() > vocab_size)
+    throw Error(dir.string() + ": the tokenizer has " + std::to_string(tokenizer->vocab_size()) +
+                " ids, more than the model's vocab_size " + std::to_string(vocab_size));
+  return tokenizer->kind();
 }
 
 }  // namespace
@@ -115,7 +120,7 @@ HfImportReport import_hf(const fs::path& dir, const fs::path& out, const models:
   const fs::path staging = out.parent_path().empty() ? fs::path(".tokenizer-" + std::to_string(::getpid()))
                                                      : out.parent_path() / (".tokenizer-" + std::to_string(::getpid()));
   try {
-    report.tokenizer = copy_tokenizer(dir, staging);
+    report.tokenizer = copy_tokenizer(dir, staging, config.vocab_size);
     if (!report.tokenizer.empty()) contents.tokenizer_dir = staging;
     fs::create_directories(out);
     report.checkpoint = train::checkpoint_dir(out, 0);

@@ -285,6 +285,8 @@ TEST_F(HfTest, ShardedCheckpointsAndTokenizersImport) {
   EXPECT_EQ(model.tokenizer->encode("The man pages"), (std::vector<std::int32_t>{5, 6, 8, 7}));
   export_hf(dir_ / "run", dir_ / "exported");
   EXPECT_EQ(read_file(dir_ / "exported" / "vocab.txt"), vocab);
+  write_file_atomic(dir / "vocab.txt", vocab + "one\ntoo\nmany\n");  // 131 ids for 128 rows
+  expect_error([&] { import_hf(dir, dir_ / "too-many"); }, "the tokenizer has 131 ids, more than the model's vocab_size 128");
 }
 
 }  // namespace hf_models_test
