@@ -39,8 +39,11 @@ at::Tensor EncoderModelImpl::pool(const at::Tensor& hidden) {
 
 Classification EncoderModelImpl::forward(const at::Tensor& ids, const at::Tensor& padding,
                                          const attn::TokenLayout* layout, const at::Tensor& token_types) {
+  return classify(encode(ids, padding, layout, token_types), ids, padding);
+}
+
+Classification EncoderModelImpl::classify(const at::Tensor& encoded, const at::Tensor& ids, const at::Tensor& padding) {
   if (!classifier) throw Error("this encoder has no classification head (model.num_labels = 0): it only encodes");
-  const at::Tensor encoded = encode(ids, padding, layout, token_types);
   switch (config_.head) {
     case EncoderHead::Token:
       return {classifier(torch::dropout(encoded, config_.dropout, is_training())), {}};

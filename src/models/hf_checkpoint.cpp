@@ -355,43 +355,6 @@ void refuse(bool condition, const std::string& what) {
 
 }  // namespace
 
-HfModel hf_model_of(const ModelConfig& c) {
-  refuse(c.prefix_length > 0, "prefix-tuning (model.prefix_length; export the base, keep the adapter file)");
-  refuse(c.pal_size > 0, "a PAL beside each layer (model.pal_size)");
-  refuse(c.decoder_hibrids.kind != attn::RelationKind::None, "HIBRIDS-DEC (model.decoder_hibrids)");
-  HfModel model;
-  if (c.architecture == "causal_lm") {
-    refuse(!c.pre_norm || c.norm != "layer" || c.positions != "learned", "a causal LM other than GPT-2's shape");
-    refuse(!c.decoder_attention.empty(), "a structured attention spec (model.decoder_attention)");
-    model.family = HfFamily::Gpt2;
-    model.hf_class = "GPT2LMHeadModel";
-  } else if (c.architecture == "encoder") {
-    refuse(c.pre_norm || c.norm != "layer" || c.positions != "learned", "an encoder other than BERT's shape");
-    refuse(!c.encoder_attention.empty() || has_layout_specs(c), "a structured attention spec (model.encoder_attention)");
-    refuse(c.num_labels > 0 && (c.head != EncoderHead::Sequence || !c.pooler),
-           "a classification head other than BERT's pooled sequence head");
-    model.family = HfFamily::Bert;
-    model.hf_class = c.num_labels > 0 ? "BertForSequenceClassification" : "BertModel";
-  } else if (c.architecture == "seq2seq" && c.norm == "rms") {
-    model.family = HfFamily::T5;
-    model.hf_class = "T5ForConditionalGeneration";
-  } else if (c.architecture == "seq2seq" && c.global_projections) {
-    model.family = HfFamily::Led;
-    model.hf_class = "LEDForConditionalGeneration";
-  } else if (c.architecture == "seq2seq") {
-    refuse(c.pre_norm, "a pre-norm seq2seq model");
-    refuse(!c.encoder_attention.empty() || has_layout_specs(c), "a structured attention spec");
-    model.family = HfFamily::Bart;
-    model.hf_class = "BartForConditionalGeneration";
-  } else {
-    throw Error("export: a " + c.architecture + " model has no Hugging Face equivalent (known: seq2seq as BART, "
-                "T5 or LED; causal_lm as GPT-2; encoder as BERT)");
-  }
-  model.config = c;
-  model.prefix = prefix_of(model.family, model.hf_class);
-  return model;
-}
-
 namespace {
 
 // LED's one-sided window of each encoder layer, read back from its spec; strata::Error for a
@@ -503,6 +466,76 @@ json hf_config_of(const HfModel& model) {
   return j;
 }
 
+namespace {
+
+// The model fields a config.json carries: what transformers will build must be what strata
+// runs, field for field.
+const char* const kExportedFields[] = {
+    "architecture", "vocab_size", "d_model", "heads", "d_ff", "encoder_layers", "decoder_layers", "max_positions",
+    "pre_norm", "tie_embeddings", "activation", "num_labels", "encoder_attention", "decoder_attention",
+    "cross_attention"};
+
+// strata::Error naming the first field of `model` that its config.json would not give back.
+void check_exported_config(const HfModel& model) {
+  const ModelConfig& c = model.config;
+  HfImportOptions options;
+  if (model.family == HfFamily::Led) options.global_tokens = attn::global_tokens(ModelConfig::spec_of(c.encoder_attention, 0));
+  const json ours = c.to_json();
+  const json back = hf_model_from_config(hf_config_of(model), "export", options).config.to_json();
+  auto differs = [&](const std::string& field) {
+    const bool unused = (field == "encoder_layers" && model.family == HfFamily::Gpt2) ||
+                        (field == "decoder_layers" && model.family == HfFamily::Bert) ||
+                        (field == "max_positions" && c.positions == "none");
+    if (unused || ours.value(field, json()) == back.value(field, json())) return;
+    throw Error("export: model." + field + " = " + ours.value(field, json()).dump() + " has no place in " +
+                model.hf_class + "'s config.json, which gives " + back.value(field, json()).dump());
+  };
+  for (const char* field : kExportedFields) differs(field);
+  for (const auto& [field, value] : ours.items())
+    if (ModelConfig::pretrained_shape_field(field)) differs(field);
+}
+
+}  // namespace
+
+HfModel hf_model_of(const ModelConfig& c) {
+  refuse(c.prefix_length > 0, "prefix-tuning (model.prefix_length; export the base, keep the adapter file)");
+  refuse(c.pal_size > 0, "a PAL beside each layer (model.pal_size)");
+  refuse(c.decoder_hibrids.kind != attn::RelationKind::None, "HIBRIDS-DEC (model.decoder_hibrids)");
+  HfModel model;
+  if (c.architecture == "causal_lm") {
+    refuse(!c.pre_norm || c.norm != "layer" || c.positions != "learned", "a causal LM other than GPT-2's shape");
+    refuse(!c.decoder_attention.empty(), "a structured attention spec (model.decoder_attention)");
+    model.family = HfFamily::Gpt2;
+    model.hf_class = "GPT2LMHeadModel";
+  } else if (c.architecture == "encoder") {
+    refuse(c.pre_norm || c.norm != "layer" || c.positions != "learned", "an encoder other than BERT's shape");
+    refuse(!c.encoder_attention.empty() || has_layout_specs(c), "a structured attention spec (model.encoder_attention)");
+    refuse(c.num_labels > 0 && (c.head != EncoderHead::Sequence || !c.pooler),
+           "a classification head other than BERT's pooled sequence head");
+    model.family = HfFamily::Bert;
+    model.hf_class = c.num_labels > 0 ? "BertForSequenceClassification" : "BertModel";
+  } else if (c.architecture == "seq2seq" && c.norm == "rms") {
+    model.family = HfFamily::T5;
+    model.hf_class = "T5ForConditionalGeneration";
+  } else if (c.architecture == "seq2seq" && c.global_projections) {
+    model.family = HfFamily::Led;
+    model.hf_class = "LEDForConditionalGeneration";
+  } else if (c.architecture == "seq2seq") {
+    refuse(c.pre_norm, "a pre-norm seq2seq model");
+    refuse(!c.encoder_attention.empty() || has_layout_specs(c), "a structured attention spec");
+    model.family = HfFamily::Bart;
+    model.hf_class = "BartForConditionalGeneration";
+  } else {
+    throw Error("export: a " + c.architecture + " model has no Hugging Face equivalent (known: seq2seq as BART, "
+                "T5 or LED; causal_lm as GPT-2; encoder as BERT)");
+  }
+  model.config = c;
+  model.prefix = prefix_of(model.family, model.hf_class);
+  check_exported_config(model);
+  return model;
+}
+
+
 std::vector<std::pair<std::string, json>> decode_settings_from_generation_config(const json& generation,
                                                                                  const std::string& source,
                                                                                  bool encoder_decoder) {
@@ -576,7 +609,6 @@ std::vector<Rule> rules_of(const HfModel& model) {
       return rules;
     }
     case HfFamily::T5: {
-      const std::string attn = R"(self_attn\.(q|k|v)_proj\.weight)";
       return {
           r(R"((encoder|decoder)\.layers\.(\d+)\.self_attn\.(q|k|v)_proj\.weight)", "$1.block.$2.layer.0.SelfAttention.$3.weight"),
           r(R"((encoder|decoder)\.layers\.(\d+)\.self_attn\.out_proj\.weight)", "$1.block.$2.layer.0.SelfAttention.o.weight"),

@@ -99,7 +99,7 @@ json forward_outputs(const LoadedModel& model, const json& inputs, const std::st
     const at::Tensor hidden = encoder->encode(ids, padding, nullptr, types);
     put(out, "last_hidden_state", hidden);
     if (encoder->pooler) put(out, "pooler_output", encoder->pool(hidden));
-    if (encoder->classifier) put(out, "logits", encoder->forward(ids, padding, nullptr, types).logits);
+    if (encoder->classifier) put(out, "logits", encoder->classify(hidden, ids, padding).logits);
   } else if (auto lm = std::dynamic_pointer_cast<models::LanguageModel>(model.module)) {
     // Causal attention: right padding never reaches a real position, left padding would
     // shift the positions (transformers derives them from the mask; strata does not yet).

@@ -260,6 +260,23 @@ TEST_F(HfTest, AMissingLeftOverOrMisshapenTensorIsNamed) {
   expect_error([&] { import_hf(dir, dir_ / "run"); }, "'transformer.wpe.weight' gives [32, 32]");
 }
 
+// What transformers would build from the exported config.json must be what strata runs.
+TEST(HfNames, ExportRefusesWhatTransformersWouldBuildDifferently) {
+  models::ModelConfig native;  // strata's own seq2seq: positions from row 0, no logits bias
+  native.vocab_size = 64;
+  expect_error([&] { models::hf_model_of(native); },
+               "model.final_logits_bias = false has no place in BartForConditionalGeneration's config.json");
+  native.final_logits_bias = true;
+  expect_error([&] { models::hf_model_of(native); }, "model.position_offset = 0 has no place");
+  native.position_offset = 2;
+  EXPECT_EQ(models::hf_model_of(native).hf_class, "BartForConditionalGeneration");
+  native.prefix_length = 4;
+  expect_error([&] { models::hf_model_of(native); }, "prefix-tuning");
+  native.prefix_length = 0;
+  native.norm = "rms";  // T5-like, but with learned positions and biases
+  expect_error([&] { models::hf_model_of(native); }, "has no place in T5ForConditionalGeneration's config.json");
+}
+
 TEST_F(HfTest, ShardedCheckpointsAndTokenizersImport) {
   const fs::path dir = copy_fixture("bert");
   const auto tensors = load_tensors(dir / "model.safetensors");

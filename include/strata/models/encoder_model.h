@@ -31,6 +31,8 @@ class EncoderModelImpl : public torch::nn::Module {
                     const attn::TokenLayout* layout = nullptr, const at::Tensor& token_types = {});
   Classification forward(const at::Tensor& ids, const at::Tensor& padding,
                          const attn::TokenLayout* layout = nullptr, const at::Tensor& token_types = {});
+  // The head on encode()'s output: what forward() returns after encoding.
+  Classification classify(const at::Tensor& encoded, const at::Tensor& ids, const at::Tensor& padding);
   // BERT's pooled vector tanh(pooler(hidden[:, 0])) [B, d]; strata::Error without a pooler.
   at::Tensor pool(const at::Tensor& hidden);
   // True when some encoder layer's spec reads the token layout.
