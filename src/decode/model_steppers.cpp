@@ -37,12 +37,20 @@ void Seq2SeqStepper::reorder(const at::Tensor& index) {
   rows_ = index.size(0);
 }
 
-CausalLmStepper::CausalLmStepper(std::shared_ptr<models::LanguageModel> model, const at::Tensor& prompts, bool use_cache)
+CausalLmStepper::CausalLmStepper(std::shared_ptr<models::LanguageModel> model, const at::Tensor& prompts, bool use_cache,
+                                 const at::Tensor& padding)
     : model_(std::move(model)), use_cache_(use_cache), cache_(model_->new_cache()) {
   if (prompts.dim() != 2 || prompts.size(1) < 1) throw Error("causal LM decoding: prompts must be [B, T] with T >= 1");
   history_ = prompts.to(torch::kInt64).narrow(1, 0, prompts.size(1) - 1);
   pending_ = prompts.to(torch::kInt64).select(1, -1);
-  if (use_cache_ && history_.size(1) > 0) model_->logits(history_, &cache_);
+  if (padding.defined()) {
+    if (padding.sizes() != prompts.sizes()) throw Error("causal LM decoding: the padding's shape is not the prompts'");
+    if (!padding.select(1, -1).all().item<bool>())
+      throw Error("causal LM decoding: prompts of several lengths must be padded on the left (each row's last token real)");
+    if (!use_cache_) throw Error("causal LM decoding: left-padded prompts decode with the key/value cache");
+  }
+  if (use_cache_ && history_.size(1) > 0)
+    model_->logits(history_, &cache_, padding.defined() ? padding.narrow(1, 0, history_.size(1)) : padding);
 }
 
 at::Tensor CausalLmStepper::step(const at::Tensor& tokens) {

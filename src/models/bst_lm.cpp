@@ -68,6 +68,9 @@ at::Tensor BstLmImpl::forward(const at::Tensor& ids, nn::KvCache* cache) {
   return lm_head ? lm_head(x) : torch::matmul(x, embed_tokens->weight.t());
 }
 
-at::Tensor BstLmImpl::logits(const at::Tensor& ids, nn::KvCache* cache) { return forward(ids, cache); }
+at::Tensor BstLmImpl::logits(const at::Tensor& ids, nn::KvCache* cache, const at::Tensor& padding) {
+  if (padding.defined()) throw Error("bst_lm: padded inputs are not supported; give rows of one length");
+  return forward(ids, cache);
+}
 
 }  // namespace strata::models

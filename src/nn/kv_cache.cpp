@@ -17,6 +17,7 @@ void KvCache::reorder(const at::Tensor& index) {
     keep(layer.context_v);
     keep(layer.ssm_state);
   }
+  keep(key_padding);
 }
 
 }  // namespace strata::nn

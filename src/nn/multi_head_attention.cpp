@@ -62,10 +62,12 @@ at::Tensor MultiHeadAttentionImpl::self_attention(const at::Tensor& x, const at:
     cache->self_k = k;
     cache->self_v = v;
   }
-  if (cache && key_padding.defined())
-    throw Error("attention: key padding with a key/value cache is not supported");
-  // The queries are the keys proper (a cache rules out padding): the key padding is theirs.
-  at::Tensor heads = attend(x, k, v, key_padding, key_padding, causal, query_offset,
+  if (key_padding.defined() && key_padding.size(1) != k.size(2))
+    throw Error("attention: the key padding covers " + std::to_string(key_padding.size(1)) + " positions, the keys " +
+                std::to_string(k.size(2)) + " (with a cache: the cached ones and this call's)");
+  // The queries are the last of the keys proper: their padding is the keys'.
+  const at::Tensor query_padding = key_padding.defined() ? key_padding.narrow(1, query_offset, x.size(1)) : key_padding;
+  at::Tensor heads = attend(x, k, v, key_padding, query_padding, causal, query_offset,
                             extras.query_layout ? extras.query_layout : extras.layout, extras);
   if (query_global) {
     if (cache) throw Error("attention: global projections (Longformer) run without a key/value cache");

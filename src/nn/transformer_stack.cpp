@@ -10,18 +10,21 @@ namespace strata::nn {
 
 namespace {
 
-// Token + position (+ token type) embeddings at positions [offset, offset + L), with the
-// embedding norm (post-norm only) and dropout.
+// Token + position (+ token type) embeddings at positions [offset, offset + L), or at
+// `row_positions` [B, L] when given, with the embedding norm (post-norm only) and dropout.
 at::Tensor embed(const at::Tensor& ids, std::int64_t offset, torch::nn::Embedding& tokens,
                  torch::nn::Embedding& positions, Norm& norm, const StackOptions& options, bool training,
-                 torch::nn::Embedding types = nullptr, const at::Tensor& type_ids = {}) {
+                 torch::nn::Embedding types = nullptr, const at::Tensor& type_ids = {},
+                 const at::Tensor& row_positions = {}) {
   const std::int64_t length = ids.size(1);
   if (positions && offset + length > options.max_positions)
     throw Error("input of " + std::to_string(offset + length) + " positions exceeds the model's " +
                 "max_positions " + std::to_string(options.max_positions));
   at::Tensor x = tokens(ids);
   if (options.embedding_scale != 1.0) x = x * options.embedding_scale;
-  if (positions) {
+  if (positions && row_positions.defined()) {
+    x = x + positions(row_positions + options.position_offset);
+  } else if (positions) {
     const std::int64_t first = offset + options.position_offset;
     const at::Tensor position_ids =
         torch::arange(first, first + length, torch::TensorOptions().dtype(torch::kInt64).device(ids.device()));
@@ -127,7 +130,20 @@ at::Tensor TransformerDecoderImpl::forward(const at::Tensor& ids, const at::Tens
   if (cache && cache->layers.size() != layers->size())
     cache->layers.resize(layers->size());
   const std::int64_t offset = cache ? cache->length : 0;
-  at::Tensor x = embed(ids, offset, embed_tokens, embed_positions, layernorm_embedding, options_, is_training());
+  // With a cache and padding (left-padded prompts), the keys are every cached position and
+  // these, with their padding, and each row's positions count its real tokens.
+  at::Tensor key_padding = padding, row_positions;
+  if (cache && (padding.defined() || cache->key_padding.defined())) {
+    const auto real = [&](std::int64_t n) {
+      return torch::ones({ids.size(0), n}, torch::TensorOptions().dtype(torch::kBool).device(ids.device()));
+    };
+    key_padding = torch::cat({cache->key_padding.defined() ? cache->key_padding : real(offset),
+                              padding.defined() ? padding.to(torch::kBool) : real(ids.size(1))},
+                             1);
+    row_positions = (key_padding.to(torch::kInt64).cumsum(1) - 1).clamp_min(0).narrow(1, offset, ids.size(1));
+  }
+  at::Tensor x = embed(ids, offset, embed_tokens, embed_positions, layernorm_embedding, options_, is_training(),
+                       nullptr, {}, row_positions);
   const auto count = static_cast<std::int64_t>(layers->size());
   std::optional<attn::TokenLayout> queries;  // the new positions' segments, under prefix blocking
   if (options_.query_blocks > 1) {
@@ -153,10 +169,13 @@ at::Tensor TransformerDecoderImpl::forward(const at::Tensor& ids, const at::Tens
       if (memory_layout == nullptr) throw Error("HIBRIDS-DEC needs the source layout");
       cross.bias = hibrids_decoder_bias(alignment, *memory_layout, hibrids_bias, options_.hibrids);
     }
-    x = layers[i]->as<DecoderLayer>()->forward(x, padding, memory, memory_padding,
+    x = layers[i]->as<DecoderLayer>()->forward(x, key_padding, memory, memory_padding,
                                                cache ? &cache->layers[i] : nullptr, self, cross);
   }
-  if (cache) cache->length += ids.size(1);
+  if (cache) {
+    cache->length += ids.size(1);
+    if (row_positions.defined()) cache->key_padding = key_padding;
+  }
   return layer_norm ? layer_norm(x) : x;
 }
 

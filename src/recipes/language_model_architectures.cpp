@@ -41,7 +41,7 @@ std::unique_ptr<train::TrainTask> make_lm_task(std::shared_ptr<torch::nn::Module
 }
 
 std::unique_ptr<decode::StepModel> lm_stepper(std::shared_ptr<torch::nn::Module> module, const DecodeInputs& in) {
-  return std::make_unique<decode::CausalLmStepper>(language_model(module), in.ids, in.use_cache);
+  return std::make_unique<decode::CausalLmStepper>(language_model(module), in.ids, in.use_cache, in.padding);
 }
 
 }  // namespace

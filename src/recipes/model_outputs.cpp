@@ -138,6 +138,17 @@ json generate_outputs(const LoadedModel& model, const json& inputs, const decode
       full.resize(longest + 1, config.pad_id);
       sequences.push_back(full);
     }
+  } else if (inputs.contains("attention_mask")) {
+    // One batch of left-padded prompts; each row comes back whole, padding included.
+    const at::Tensor ids = id_matrix(inputs, "input_ids", source, true);
+    check_vocabulary(ids, config, source + ": input_ids");
+    const auto stepper = architecture.stepper(model.module, {ids, padding_of(inputs, ids, source), nullptr, true});
+    const decode::Sequences generated = decode::generate(*stepper, o);
+    for (std::int64_t row = 0; row < ids.size(0); ++row) {
+      std::vector<std::int64_t> full(ids[row].data_ptr<std::int64_t>(), ids[row].data_ptr<std::int64_t>() + ids.size(1));
+      full.insert(full.end(), generated[row].begin(), generated[row].end());
+      sequences.push_back(full);
+    }
   } else {
     // One prompt at a time: rows of different lengths need no padding.
     if (!inputs.contains("input_ids") || !inputs.at("input_ids").is_array())

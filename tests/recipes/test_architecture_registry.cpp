@@ -37,7 +37,7 @@ class ToyBigramImpl : public models::LanguageModel {
   explicit ToyBigramImpl(const models::ModelConfig& config) : config_(config) {
     table = register_module("table", torch::nn::Embedding(config.vocab_size, config.vocab_size));
   }
-  at::Tensor logits(const at::Tensor& ids, nn::KvCache* cache) override { return table(ids); }
+  at::Tensor logits(const at::Tensor& ids, nn::KvCache*, const at::Tensor&) override { return table(ids); }
   nn::KvCache new_cache() const override { return nn::KvCache(0); }
   const models::ModelConfig& config() const override { return config_; }
 

@@ -125,6 +125,11 @@ TEST_P(HfGeneration, GreedyAndBeamTokensMatchTransformers) {
     }
     EXPECT_EQ(generate_outputs(model, {{"input_ids", prompts}}, generation_of(model, 1), "inputs")["sequences"],
               sequences);
+    // The same prompts as one batch, left-padded: positions count each row's real tokens.
+    const json& batched = expected["greedy_batched_left_padded"];
+    EXPECT_EQ(generate_outputs(model, {{"input_ids", batched["input_ids"]}, {"attention_mask", batched["attention_mask"]}},
+                               generation_of(model, 1), "inputs")["sequences"],
+              batched["sequences"]);
     return;
   }
   EXPECT_EQ(generate_outputs(model, inputs, generation_of(model, 1), "inputs.json")["sequences"],

@@ -30,12 +30,15 @@ class Seq2SeqStepper : public StepModel {
   at::Tensor history_;  // [N, T] tokens so far, without the cache
 };
 
-// Continues prompts of equal length ([B, T] int64, T >= 1). The prompt minus its last token is
+// Continues prompts of equal length ([B, T] int64, T >= 1), or prompts of several lengths
+// left-padded to one with `padding` ([B, T] true = real; needs the cache; each row's positions
+// count its real tokens, as transformers numbers them). The prompt minus its last token is
 // run at construction; the first step() feeds each prompt's last token in place of the start
 // token generate() passes, so the rows of a batch may end differently.
 class CausalLmStepper : public StepModel {
  public:
-  CausalLmStepper(std::shared_ptr<models::LanguageModel> model, const at::Tensor& prompts, bool use_cache);
+  CausalLmStepper(std::shared_ptr<models::LanguageModel> model, const at::Tensor& prompts, bool use_cache,
+                  const at::Tensor& padding = {});
   std::int64_t rows() const override { return history_.size(0); }
   at::Tensor step(const at::Tensor& tokens) override;
   void reorder(const at::Tensor& index) override;

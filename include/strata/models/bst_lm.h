@@ -32,7 +32,7 @@ class BstLmImpl : public LanguageModel {
   // model's state (S4D: the recurrence; the unstructured filter: its inputs, convolved again).
   at::Tensor forward(const at::Tensor& ids, nn::KvCache* cache = nullptr);
 
-  at::Tensor logits(const at::Tensor& ids, nn::KvCache* cache = nullptr) override;
+  at::Tensor logits(const at::Tensor& ids, nn::KvCache* cache = nullptr, const at::Tensor& padding = {}) override;
   nn::KvCache new_cache() const override { return nn::KvCache(layers->size()); }
   const ModelConfig& config() const override { return config_; }
 

@@ -18,11 +18,14 @@ class CausalLmImpl : public LanguageModel {
   explicit CausalLmImpl(const ModelConfig& config);
 
   // ids: [B, T] -> logits [B, T, V]. With a cache, ids are the new positions only.
-  // padding: [B, T] true = a real token (right padding: no real position sees a padded key,
-  // and a padded position sees only real ones), or undefined; not with a cache.
+  // padding: [B, T] true = a real token, or undefined. No query sees a padded key. Without a
+  // cache positions count from 0 in every row (right padding); with one they count each row's
+  // real tokens (left-padded prompts, as transformers' generate() numbers them).
   at::Tensor forward(const at::Tensor& ids, nn::KvCache* cache = nullptr, const at::Tensor& padding = {});
 
-  at::Tensor logits(const at::Tensor& ids, nn::KvCache* cache = nullptr) override { return forward(ids, cache); }
+  at::Tensor logits(const at::Tensor& ids, nn::KvCache* cache = nullptr, const at::Tensor& padding = {}) override {
+    return forward(ids, cache, padding);
+  }
   nn::KvCache new_cache() const override { return nn::KvCache(config_.decoder_layers); }
   const ModelConfig& config() const override { return config_; }
   std::int64_t max_length() const override { return config_.max_positions; }

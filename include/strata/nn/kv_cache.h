@@ -22,6 +22,9 @@ struct LayerKvCache {
 struct KvCache {
   std::vector<LayerKvCache> layers;
   std::int64_t length = 0;  // positions already cached (the next position to decode)
+  // [B, length] bool: which cached positions are real tokens, once a call gave padding
+  // (left-padded prompts); undefined = all real. A decoder stack keeps it.
+  at::Tensor key_padding;
 
   explicit KvCache(std::size_t num_layers = 0) : layers(num_layers) {}
   // Keeps rows `index` ([N] int64) of every cached tensor, in that order: beam search's

@@ -64,8 +64,9 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
  public:
   explicit MultiHeadAttentionImpl(const AttentionOptions& options);
 
-  // x: [B, L, d]. key_padding: [B, L] bool (true = real) or undefined. With a cache, this
-  // call's keys and values are appended to the cached ones and queries attend to all.
+  // x: [B, L, d]. key_padding: [B, L] bool (true = real) or undefined; with a cache it covers
+  // the cached keys and this call's. With a cache, this call's keys and values are appended to
+  // the cached ones and queries attend to all.
   // Structured specs that read the layout work without a cache only (queries and keys are
   // then the same tokens).
   at::Tensor self_attention(const at::Tensor& x, const at::Tensor& key_padding, bool causal,

@@ -18,8 +18,9 @@ namespace strata::recipes {
 nlohmann::json forward_outputs(const LoadedModel& model, const nlohmann::json& inputs, const std::string& source);
 
 // {"sequences": [...]}: seq2seq rows start with the decoder start token, language-model rows
-// with their prompt (input_ids: one prompt per row, unpadded rows of any length), as
-// transformers' generate() returns them.
+// with their prompt, as transformers' generate() returns them. Language-model prompts are
+// unpadded rows of any length, run one at a time, or, with an attention_mask, one batch
+// padded on the left.
 nlohmann::json generate_outputs(const LoadedModel& model, const nlohmann::json& inputs,
                                 const decode::GenerationOptions& options, const std::string& source);
 
