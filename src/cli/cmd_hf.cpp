@@ -66,6 +66,7 @@ void register_hf(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   on_run(import_hf, [import_dir, import_out, options] {
     const recipes::HfImportReport report = recipes::import_hf(*import_dir, *import_out, *options);
+    for (const std::string& warning : report.warnings) std::fprintf(stderr, "warning: %s\n", warning.c_str());
     std::printf("imported %s (%s): %zu tensors, tokenizer %s -> %s\n", report.model.hf_class.c_str(),
                 std::string(models::hf_family_name(report.model.family)).c_str(), report.tensors,
                 report.tokenizer.empty() ? "none (the model runs on token ids)" : report.tokenizer.c_str(),

@@ -32,6 +32,7 @@ void GenerationOptions::check() const {
   require(top_p > 0 && top_p <= 1, "top_p", "must be in (0, 1]", top_p);
   require(temperature > 0 && std::isfinite(temperature), "temperature",
           "must be positive and finite", temperature);
+  require(forced_bos_id >= -1, "forced_bos_id", "must be a token id, or -1 for none", forced_bos_id);
   require(start_id >= 0, "start_id", "must be a token id >= 0", start_id);
   require(eos_id >= 0, "eos_id", "must be a token id >= 0", eos_id);
   require(pad_id >= 0, "pad_id", "must be a token id >= 0", pad_id);

@@ -26,8 +26,17 @@ at::Tensor nucleus(const at::Tensor& sorted, double p) {
 
 at::Tensor constrain(const at::Tensor& scores, const at::Tensor& history,
                      const GenerationOptions& options) {
+  const std::int64_t length = history.size(1);
+  std::int64_t forced = -1;
+  if (length == 0 && options.forced_bos_id >= 0) forced = options.forced_bos_id;
+  if (length == options.max_length - 1 && options.forced_eos) forced = options.eos_id;
+  if (forced >= 0) {
+    at::Tensor only = torch::full_like(scores, kBanned);
+    only.select(1, forced).copy_(scores.select(1, forced));
+    return only;
+  }
   at::Tensor out = scores;
-  if (history.size(1) < options.min_length) {
+  if (length < options.min_length) {
     out = out.clone();
     out.select(1, options.eos_id).fill_(kBanned);
   }

@@ -55,7 +55,11 @@ std::vector<Rule> rules_of(const HfModel& model) {
       return rules;
     }
     case HfFamily::T5: {
+      // A gated block's two input maps are wi_0 (through the activation) and wi_1.
+      const std::string wi = model.config.ffn_gated ? "wi_0" : "wi";
       return {
+          r(R"(encoder\.layers\.(\d+)\.fc_gate\.weight)", "encoder.block.$1.layer.1.DenseReluDense.wi_1.weight"),
+          r(R"(decoder\.layers\.(\d+)\.fc_gate\.weight)", "decoder.block.$1.layer.2.DenseReluDense.wi_1.weight"),
           r(R"((encoder|decoder)\.layers\.(\d+)\.self_attn\.(q|k|v)_proj\.weight)", "$1.block.$2.layer.0.SelfAttention.$3.weight"),
           r(R"((encoder|decoder)\.layers\.(\d+)\.self_attn\.out_proj\.weight)", "$1.block.$2.layer.0.SelfAttention.o.weight"),
           r(R"((encoder|decoder)\.layers\.(\d+)\.self_attn\.relation_bias)",
@@ -64,10 +68,10 @@ std::vector<Rule> rules_of(const HfModel& model) {
           r(R"(decoder\.layers\.(\d+)\.encoder_attn\.(q|k|v)_proj\.weight)", "decoder.block.$1.layer.1.EncDecAttention.$2.weight"),
           r(R"(decoder\.layers\.(\d+)\.encoder_attn\.out_proj\.weight)", "decoder.block.$1.layer.1.EncDecAttention.o.weight"),
           r(R"(decoder\.layers\.(\d+)\.encoder_attn_layer_norm\.weight)", "decoder.block.$1.layer.1.layer_norm.weight"),
-          r(R"(encoder\.layers\.(\d+)\.fc1\.weight)", "encoder.block.$1.layer.1.DenseReluDense.wi.weight"),
+          r(R"(encoder\.layers\.(\d+)\.fc1\.weight)", "encoder.block.$1.layer.1.DenseReluDense." + wi + ".weight"),
           r(R"(encoder\.layers\.(\d+)\.fc2\.weight)", "encoder.block.$1.layer.1.DenseReluDense.wo.weight"),
           r(R"(encoder\.layers\.(\d+)\.final_layer_norm\.weight)", "encoder.block.$1.layer.1.layer_norm.weight"),
-          r(R"(decoder\.layers\.(\d+)\.fc1\.weight)", "decoder.block.$1.layer.2.DenseReluDense.wi.weight"),
+          r(R"(decoder\.layers\.(\d+)\.fc1\.weight)", "decoder.block.$1.layer.2.DenseReluDense." + wi + ".weight"),
           r(R"(decoder\.layers\.(\d+)\.fc2\.weight)", "decoder.block.$1.layer.2.DenseReluDense.wo.weight"),
           r(R"(decoder\.layers\.(\d+)\.final_layer_norm\.weight)", "decoder.block.$1.layer.2.layer_norm.weight"),
           r(R"((encoder|decoder)\.layer_norm\.weight)", "$1.final_layer_norm.weight"),

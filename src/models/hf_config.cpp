@@ -34,7 +34,15 @@ const std::set<std::string> kMetadata = {
     "classifier_dropout", "encoder_layerdrop", "decoder_layerdrop", "layerdrop", "gradient_checkpointing",
     "output_past", "return_dict", "output_hidden_states", "output_attentions", "problem_type",
     "id2label", "label2id", "num_labels", "task_specific_params", "bos_token_id", "eos_token_id",
-    "pad_token_id", "decoder_start_token_id", "sep_token_id", "tokenizer_class", "prefix"};
+    "pad_token_id", "decoder_start_token_id", "sep_token_id", "tokenizer_class", "prefix", "_num_labels",
+    "classif_dropout", "_from_model_config"};
+
+// Decoding settings that configs written before generation_config.json existed hold.
+const char* const kGenerationFields[] = {
+    "max_length", "min_length", "max_new_tokens", "no_repeat_ngram_size", "num_beams", "length_penalty",
+    "early_stopping", "do_sample", "top_k", "top_p", "temperature", "repetition_penalty", "num_return_sequences",
+    "num_beam_groups", "diversity_penalty", "bad_words_ids", "forced_bos_token_id", "forced_eos_token_id",
+    "force_bos_token_to_be_generated"};
 
 // Reads a config.json object, field by field: every field must be read, required to hold a
 // value, or metadata; finish() names the first that was not.
@@ -137,9 +145,7 @@ void read_bart_like(HfConfigReader& r, ModelConfig& c) {
   r.require("add_bias_logits", false, "a learned logits bias");
   r.require("static_position_embeddings", false, "sinusoidal positions");
   r.require("normalize_embedding", true, "embeddings without their LayerNorm");
-  r.require("forced_bos_token_id", json(), "forced tokens in generation");
-  r.require("forced_eos_token_id", json(), "forced tokens in generation");
-  r.require("no_repeat_ngram_size", 0, "set it in generation_config.json (decode.no_repeat_ngram_size)");
+  r.require("do_blenderbot_90_layernorm", false, "Blenderbot's layer norms");
 }
 
 ModelConfig read_bart(HfConfigReader& r) {
@@ -147,6 +153,8 @@ ModelConfig read_bart(HfConfigReader& r) {
   read_bart_like(r, c);
   c.max_positions = r.get<std::int64_t>("max_position_embeddings");
   c.position_offset = 2;
+  r.require("extra_pos_embeddings", 2, "another position offset than BART's 2");
+  r.get<std::int64_t>("num_hidden_layers", c.encoder_layers);  // older configs' alias of encoder_layers
   return c;
 }
 
@@ -195,12 +203,16 @@ ModelConfig read_t5(HfConfigReader& r) {
   c.d_ff = r.get<std::int64_t>("d_ff");
   c.encoder_layers = r.get<std::int64_t>("num_layers");
   c.decoder_layers = r.get<std::int64_t>("num_decoder_layers", c.encoder_layers);
-  const std::string proj = r.get<std::string>("feed_forward_proj", std::string("relu"));
+  // "relu" (T5), "gated-gelu" (T5 v1.1, FLAN-T5: transformers runs gelu_new), "gated-relu".
+  std::string proj = r.get<std::string>("feed_forward_proj", std::string("relu"));
+  c.ffn_gated = proj.starts_with("gated-");
+  if (c.ffn_gated) proj = proj.substr(6);
+  if (c.ffn_gated && proj == "gelu") proj = "gelu_new";
   if (proj != "relu" && proj != "gelu_new" && proj != "gelu")
-    throw Error(r.source() + ": field 'feed_forward_proj' = \"" + proj +
-                "\" is not supported (gated feed-forward blocks, T5 v1.1, are not in strata yet)");
+    throw Error(r.source() + ": field 'feed_forward_proj' = \"" + r.get<std::string>("feed_forward_proj") +
+                "\" is not supported (strata has relu, gelu, gelu_new, and their gated forms)");
   c.activation = proj;
-  r.require("is_gated_act", false, "gated feed-forward blocks");
+  r.require("is_gated_act", c.ffn_gated, "must match feed_forward_proj");
   r.require("dense_act_fn", proj, "must match feed_forward_proj");
   r.require("is_decoder", false, "a decoder-only T5");
   c.dropout = r.get<double>("dropout_rate", 0.1);
@@ -322,6 +334,11 @@ HfModel hf_model_from_config(const json& config, const std::string& source, cons
   if (known == known_classes().end())
     throw Error(source + ": model_type '" + type + "' is not one strata imports (known: bart, bert, gpt2, led, t5)");
   HfModel model;
+  model.generation = json::object();
+  for (const char* key : kGenerationFields)
+    if (const json value = r.get<json>(key, json()); !value.is_null()) model.generation[key] = value;
+  if (model.generation.contains("force_bos_token_to_be_generated"))
+    model.generation["bos_token_id"] = r.get<json>("bos_token_id", json());
   model.family = known->second.first;
   const auto classes = r.get<std::vector<std::string>>("architectures", {});
   model.hf_class = classes.empty() ? *known->second.second.begin() : classes.front();
@@ -416,9 +433,10 @@ json hf_config_of(const HfModel& model) {
       j["d_ff"] = c.d_ff;
       j["num_layers"] = c.encoder_layers;
       j["num_decoder_layers"] = c.decoder_layers;
-      j["feed_forward_proj"] = c.activation;
+      j["feed_forward_proj"] = c.ffn_gated ? "gated-" + (c.activation == "gelu_new" ? std::string("gelu") : c.activation)
+                                           : c.activation;
       j["dense_act_fn"] = c.activation;
-      j["is_gated_act"] = false;
+      j["is_gated_act"] = c.ffn_gated;
       j["dropout_rate"] = c.dropout;
       j["layer_norm_epsilon"] = c.norm_eps;
       j["scale_decoder_outputs"] = c.scale_decoder_outputs;
@@ -554,11 +572,25 @@ std::vector<std::pair<std::string, json>> decode_settings_from_generation_config
     out.emplace_back("decode.max_length", r.get<std::int64_t>("max_length") - (encoder_decoder ? 1 : 0));
   }
   if (r.has("min_length")) out.emplace_back("decode.min_length", r.get<std::int64_t>("min_length") - (encoder_decoder ? 1 : 0));
+  // Older configs: force_bos_token_to_be_generated forces bos_token_id.
+  const bool legacy_bos = r.get<bool>("force_bos_token_to_be_generated", false);
+  if (r.has("forced_bos_token_id")) {
+    out.emplace_back("decode.forced_bos_id", r.get<std::int64_t>("forced_bos_token_id"));
+  } else if (legacy_bos) {
+    out.emplace_back("decode.forced_bos_id", r.get<std::int64_t>("bos_token_id"));
+  }
+  if (r.has("forced_eos_token_id")) {
+    const std::int64_t forced = r.get<std::int64_t>("forced_eos_token_id");
+    if (r.has("eos_token_id") && r.get<json>("eos_token_id") != json(forced))
+      throw Error(source + ": field 'forced_eos_token_id' = " + std::to_string(forced) +
+                  " is not eos_token_id; strata forces eos only");
+    out.emplace_back("decode.forced_eos", true);
+  }
   r.require("repetition_penalty", 1.0, "a repetition penalty");
   r.require("num_return_sequences", 1, "several sequences per input");
-  r.require("forced_bos_token_id", json(), "forced tokens");
-  r.require("forced_eos_token_id", json(), "forced tokens");
   r.require("num_beam_groups", 1, "diverse beam search");
+  r.require("diversity_penalty", 0.0, "diverse beam search");
+  r.require("bad_words_ids", json(), "banned word lists");
   r.finish();
   return out;
 }

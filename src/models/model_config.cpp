@@ -82,6 +82,7 @@ void visit_fields(C& c, F&& f) {
   f("token_types", c.token_types, Origin::User, "encoder: rows of a token-type (segment) embedding (BERT: 2); 0 = none");
   f("pooler", c.pooler, Origin::User, "encoder: the sequence head reads tanh(dense(first token)) (BERT's pooler)");
   f("global_projections", c.global_projections, Origin::User, "encoder: global tokens attend through their own projections (Longformer, LED)");
+  f("ffn_gated", c.ffn_gated, Origin::User, "feed-forward block act(fc1 x) * fc_gate(x) (T5 v1.1, FLAN-T5)");
   f("marker_id", c.marker_id, Origin::Tokenizer, "encoder marker head: the marker token id");
   f("pad_id", c.pad_id, Origin::Tokenizer, "padding token id");
   f("bos_id", c.bos_id, Origin::Tokenizer, "start-of-sequence token id");
@@ -158,7 +159,7 @@ bool ModelConfig::pretrained_shape_field(std::string_view name) {
   for (const char* field : {"norm", "norm_eps", "positions", "position_offset", "decoder_max_positions",
                             "scale_embedding", "scale_attention", "linear_bias", "final_logits_bias",
                             "scale_decoder_outputs", "share_relation_bias", "token_types", "pooler",
-                            "global_projections"})
+                            "global_projections", "ffn_gated"})
     if (name == field) return true;
   return false;
 }

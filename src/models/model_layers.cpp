@@ -46,6 +46,7 @@ nn::StackOptions stack_options(const ModelConfig& config, Stack stack) {
   options.layer.attention.bias = config.linear_bias;
   options.layer.attention.scale = config.scale_attention;
   options.layer.bias = config.linear_bias;
+  options.layer.gated = config.ffn_gated;
   options.layer.norm.rms = config.norm == "rms";
   options.layer.norm.eps = config.norm_eps;
   options.layer.attention.d_model = config.d_model;

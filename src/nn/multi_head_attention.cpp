@@ -39,9 +39,14 @@ MultiHeadAttentionImpl::MultiHeadAttentionImpl(const AttentionOptions& options)
   }
 }
 
-
 at::Tensor MultiHeadAttentionImpl::split_heads(const at::Tensor& x) const {
   return x.view({x.size(0), x.size(1), options_.heads, -1}).transpose(1, 2);
+}
+
+at::Tensor MultiHeadAttentionImpl::queries(AdaptableLinear& projection, const at::Tensor& x) {
+  const at::Tensor q = split_heads(projection(x));
+  // The engine scales by 1 / sqrt(Dh); an unscaled model (T5) undoes it on the queries.
+  return options_.scale ? q : q * std::sqrt(static_cast<double>(q.size(-1)));
 }
 
 at::Tensor MultiHeadAttentionImpl::self_attention(const at::Tensor& x, const at::Tensor& key_padding,
@@ -82,8 +87,7 @@ at::Tensor MultiHeadAttentionImpl::with_global_rows(const at::Tensor& x, const a
                                                     const at::Tensor& key_padding, std::int64_t count) {
   if (count == 0) return heads;
   attn::AttentionCall call;
-  call.q = split_heads(query_global(x.narrow(1, 0, count)));
-  if (!options_.scale) call.q = call.q * std::sqrt(static_cast<double>(call.q.size(-1)));
+  call.q = queries(query_global, x.narrow(1, 0, count));
   call.k = split_heads(key_global(x));
   call.v = split_heads(value_global(x));
   call.key_padding = key_padding;
@@ -126,9 +130,7 @@ at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at:
                                           const attn::TokenLayout* query_layout,
                                           const AttentionExtras& extras) {
   attn::AttentionCall call;
-  call.q = split_heads(q_proj(x));
-  // The engine scales by 1 / sqrt(Dh); an unscaled model (T5) undoes it on the queries.
-  if (!options_.scale) call.q = call.q * std::sqrt(static_cast<double>(call.q.size(-1)));
+  call.q = queries(q_proj, x);
   if (const PrefixKv* prefix = extras.prefix) {
     const std::int64_t batch = x.size(0);
     k = torch::cat({prefix->k.expand({batch, -1, -1, -1}), k}, 2);

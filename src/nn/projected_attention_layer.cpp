@@ -13,7 +13,11 @@ ProjectedAttentionLayerImpl::ProjectedAttentionLayerImpl(const AttentionOptions&
   if (options.heads <= 0 || options.size % options.heads != 0)
     throw Error(std::string("model.pal_size: the PAL size ") + std::to_string(options.size) +
                 " is not divisible by model.pal_heads " + std::to_string(options.heads));
-  AttentionOptions attention = layer;
+  // The layer's kernel and dropout; its own size, heads and spec, its own projections and
+  // bias table (none of the layer's Longformer projections or shared T5 table).
+  AttentionOptions attention;
+  attention.kernel = layer.kernel;
+  attention.dropout = layer.dropout;
   attention.d_model = options.size;
   attention.heads = options.heads;
   attention.spec = options.spec;

@@ -39,7 +39,7 @@ void check_activation(const LayerOptions& options) {
 
 }  // namespace
 
-at::Tensor feed_forward(const at::Tensor& x, AdaptableLinear& fc1, AdaptableLinear& fc2,
+at::Tensor feed_forward(const at::Tensor& x, AdaptableLinear& fc1, AdaptableLinear& fc_gate, AdaptableLinear& fc2,
                         const LayerOptions& options, bool training) {
   at::Tensor h = fc1(x);
   if (options.activation == "relu") {
@@ -47,6 +47,7 @@ at::Tensor feed_forward(const at::Tensor& x, AdaptableLinear& fc1, AdaptableLine
   } else {
     h = torch::gelu(h, options.activation == "gelu_new" ? "tanh" : "none");
   }
+  if (fc_gate) h = h * fc_gate(x);
   return fc2(torch::dropout(h, options.activation_dropout, training));
 }
 
@@ -58,6 +59,8 @@ EncoderLayerImpl::EncoderLayerImpl(const LayerOptions& options) : options_(optio
     pal = register_module("pal", ProjectedAttentionLayer(options.attention, options.pal));
   self_attn_layer_norm = register_module("self_attn_layer_norm", block_norm(options));
   fc1 = register_module("fc1", AdaptableLinear(torch::nn::LinearOptions(d, options.d_ff).bias(options.bias)));
+  if (options.gated)
+    fc_gate = register_module("fc_gate", AdaptableLinear(torch::nn::LinearOptions(d, options.d_ff).bias(options.bias)));
   fc2 = register_module("fc2", AdaptableLinear(torch::nn::LinearOptions(options.d_ff, d).bias(options.bias)));
   final_layer_norm = register_module("final_layer_norm", block_norm(options));
 }
@@ -79,7 +82,7 @@ at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& padd
   return residual(
       h, final_layer_norm, options_, training,
       [&](const at::Tensor& in) {
-        const at::Tensor out = feed_forward(in, fc1, fc2, options_, training);
+        const at::Tensor out = feed_forward(in, fc1, fc_gate, fc2, options_, training);
         return c.feed_forward_output ? c.feed_forward_output(out) : out;
       },
       c.final_norm_weight);
@@ -98,6 +101,8 @@ DecoderLayerImpl::DecoderLayerImpl(const LayerOptions& options, bool cross_atten
     encoder_attn_layer_norm = register_module("encoder_attn_layer_norm", block_norm(options));
   }
   fc1 = register_module("fc1", AdaptableLinear(torch::nn::LinearOptions(d, options.d_ff).bias(options.bias)));
+  if (options.gated)
+    fc_gate = register_module("fc_gate", AdaptableLinear(torch::nn::LinearOptions(d, options.d_ff).bias(options.bias)));
   fc2 = register_module("fc2", AdaptableLinear(torch::nn::LinearOptions(options.d_ff, d).bias(options.bias)));
   final_layer_norm = register_module("final_layer_norm", block_norm(options));
 }
@@ -116,7 +121,7 @@ at::Tensor DecoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& padd
     });
   }
   return residual(h, final_layer_norm, options_, training, [&](const at::Tensor& in) {
-    return feed_forward(in, fc1, fc2, options_, training);
+    return feed_forward(in, fc1, fc_gate, fc2, options_, training);
   });
 }
 

@@ -69,10 +69,9 @@ Config imported_run_config(const models::ModelConfig& m, const std::vector<std::
   return config;
 }
 
-// Copies the tokenizer files of `dir` into `into`; returns the kind strata reads them as, or
-// "" when there are none. strata::Error when there are some and strata cannot read them, or
-// their ids do not fit the model's vocabulary.
-std::string copy_tokenizer(const fs::path& dir, const fs::path& into, std::int64_t vocab_size) {
+// Copies the tokenizer files of `dir` into `into`; returns the tokenizer strata reads them as,
+// or null when there are none. strata::Error when there are some and strata cannot read them.
+std::unique_ptr<Tokenizer> copy_tokenizer(const fs::path& dir, const fs::path& into) {
   bool any = false;
   fs::create_directories(into);
   for (const char* name : kTokenizerFiles)
@@ -80,12 +79,7 @@ std::string copy_tokenizer(const fs::path& dir, const fs::path& into, std::int64
       fs::copy_file(dir / name, into / name, fs::copy_options::overwrite_existing);
       any = any || std::string_view(name) != "tokenizer_config.json";
     }
-  if (!any) return "";
-  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(into);
-  if (tokenizer->vocab_size() > vocab_size)
-    throw Error(dir.string() + ": the tokenizer has " + std::to_string(tokenizer->vocab_size()) +
-                " ids, more than the model's vocab_size " + std::to_string(vocab_size));
-  return tokenizer->kind();
+  return any ? load_tokenizer(into) : nullptr;
 }
 
 }  // namespace
@@ -97,11 +91,12 @@ HfImportReport import_hf(const fs::path& dir, const fs::path& out, const models:
   const fs::path config_file = dir / "config.json";
   report.model = models::hf_model_from_config(read_json(config_file), config_file.string(), options);
   const models::ModelConfig& config = report.model.config;
-  std::vector<std::pair<std::string, json>> decode;
-  if (fs::exists(dir / "generation_config.json"))
-    decode = models::decode_settings_from_generation_config(read_json(dir / "generation_config.json"),
-                                                            (dir / "generation_config.json").string(),
-                                                            config.architecture == "seq2seq");
+  // generation_config.json, or what older checkpoints keep in config.json.
+  const fs::path generation_file = dir / "generation_config.json";
+  const bool separate = fs::exists(generation_file);
+  const std::vector<std::pair<std::string, json>> decode = models::decode_settings_from_generation_config(
+      separate ? read_json(generation_file) : report.model.generation,
+      (separate ? generation_file : config_file).string(), config.architecture == "seq2seq");
   Config run = imported_run_config(config, decode);
 
   const std::shared_ptr<torch::nn::Module> module = find_architecture(config.architecture).build(config);
@@ -120,8 +115,16 @@ HfImportReport import_hf(const fs::path& dir, const fs::path& out, const models:
   const fs::path staging = out.parent_path().empty() ? fs::path(".tokenizer-" + std::to_string(::getpid()))
                                                      : out.parent_path() / (".tokenizer-" + std::to_string(::getpid()));
   try {
-    report.tokenizer = copy_tokenizer(dir, staging, config.vocab_size);
-    if (!report.tokenizer.empty()) contents.tokenizer_dir = staging;
+    if (const std::unique_ptr<Tokenizer> tokenizer = copy_tokenizer(dir, staging)) {
+      report.tokenizer = tokenizer->kind();
+      contents.tokenizer_dir = staging;
+      // bart-large-cnn's tokenizer has 50,265 ids and its model 50,264 rows: the last id
+      // (<mask>) cannot be fed, which summarising never does. Said, not refused.
+      if (tokenizer->vocab_size() > config.vocab_size)
+        report.warnings.push_back("the tokenizer has " + std::to_string(tokenizer->vocab_size()) +
+                                  " ids, the model's vocabulary " + std::to_string(config.vocab_size) + ": ids from " +
+                                  std::to_string(config.vocab_size) + " on cannot be fed to it");
+    }
     fs::create_directories(out);
     report.checkpoint = train::checkpoint_dir(out, 0);
     train::save_checkpoint(report.checkpoint, contents);
@@ -161,6 +164,8 @@ models::HfModel export_hf(const fs::path& run, const fs::path& out) {
                        {"eos_token_id", info.config.eos_id},
                        {"pad_token_id", info.config.pad_id}};
     if (info.config.architecture == "seq2seq") generation["decoder_start_token_id"] = info.config.decoder_start_id;
+    if (g.forced_bos_id >= 0) generation["forced_bos_token_id"] = g.forced_bos_id;
+    if (g.forced_eos) generation["forced_eos_token_id"] = info.config.eos_id;
     write_file_atomic(out / "generation_config.json", generation.dump(2) + "\n");
   }
   const fs::path tokenizer = info.checkpoint / "tokenizer";

@@ -136,6 +136,8 @@ ConfigSchema run_schema() {
   s.add("decode.top_p", g.top_p, "sampling: nucleus mass; 1 = off");
   s.add("decode.temperature", g.temperature, "sampling: temperature");
   s.add("decode.seed", std::int64_t(g.seed), "sampling: seed");
+  s.add("decode.forced_bos_id", g.forced_bos_id, "the first generated token is this one; -1 = free (BART's forced_bos_token_id)");
+  s.add("decode.forced_eos", g.forced_eos, "the last token decode.max_length allows is eos (BART's forced_eos_token_id)");
   return s;
 }
 
@@ -231,6 +233,8 @@ decode::GenerationOptions generation_options(const Config& c) {
   g.top_p = c.get<double>("decode.top_p");
   g.temperature = c.get<double>("decode.temperature");
   g.seed = static_cast<std::uint64_t>(c.get<std::int64_t>("decode.seed"));
+  g.forced_bos_id = c.get<std::int64_t>("decode.forced_bos_id");
+  g.forced_eos = c.get<bool>("decode.forced_eos");
   g.check();
   return g;
 }

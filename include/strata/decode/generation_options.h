@@ -26,6 +26,10 @@ struct GenerationOptions {
   double top_p = 1.0;        // sampling: keep the smallest set of mass >= top_p; 1 = off
   double temperature = 1.0;  // sampling: logits are divided by it before top-k and top-p
   std::uint64_t seed = 0;    // sampling: the same seed gives the same sequences
+  // The first generated token is this one (-1 = free), and the last one max_length allows is
+  // eos (BART's forced_bos_token_id / forced_eos_token_id).
+  std::int64_t forced_bos_id = -1;
+  bool forced_eos = false;
   std::int64_t start_id = 0;  // the first token fed to the model (bos / decoder start)
   std::int64_t eos_id = 1;
   std::int64_t pad_id = 2;    // fed to rows that have finished

@@ -10,7 +10,8 @@
 namespace strata::decode {
 
 // history: [N, T] int64, the tokens each row has generated so far (T is the same for all
-// rows). Applies min_length (eos banned while T < min_length) and no_repeat_ngram_size.
+// rows). Applies min_length (eos banned while T < min_length), no_repeat_ngram_size and the
+// forced first and last tokens (every other token banned at T = 0, or T = max_length - 1).
 at::Tensor constrain(const at::Tensor& scores, const at::Tensor& history,
                      const GenerationOptions& options);
 

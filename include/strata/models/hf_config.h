@@ -23,6 +23,9 @@ struct HfModel {
   std::string hf_class;  // e.g. "BartForConditionalGeneration", "BertForSequenceClassification"
   ModelConfig config;
   std::string prefix;    // where the base model's tensors live: "model.", "led.", "bert.", "transformer." or ""
+  // Decoding settings config.json held (older checkpoints, before generation_config.json):
+  // num_beams, max_length, forced_bos_token_id, ...; an empty object for none.
+  nlohmann::json generation = nlohmann::json::object();
 };
 
 struct HfImportOptions {
@@ -41,9 +44,10 @@ HfModel hf_model_from_config(const nlohmann::json& config, const std::string& so
 HfModel hf_model_of(const ModelConfig& config);
 // The config.json transformers reads for `model`.
 nlohmann::json hf_config_of(const HfModel& model);
-// generation_config.json's fields that strata's decoding has (decode.* run keys, e.g.
-// "decode.beam_size" = num_beams), with transformers' defaults for the absent ones; strata::Error
-// naming a field strata cannot honour (a repetition penalty, forced tokens, ...).
+// generation_config.json's fields (or HfModel::generation) as strata's decode.* run keys, e.g.
+// "decode.beam_size" = num_beams, forced_bos_token_id and forced_eos_token_id included, with
+// transformers' defaults for the absent ones; strata::Error naming a field strata cannot
+// honour (a repetition penalty, several return sequences, diverse beams, ...).
 std::vector<std::pair<std::string, nlohmann::json>> decode_settings_from_generation_config(
     const nlohmann::json& generation, const std::string& source, bool encoder_decoder);
 

@@ -142,7 +142,8 @@ struct ModelConfig {
   // relation-bias table (T5). token_types: rows of a segment-type embedding added to the
   // encoder's input (BERT; 0 = none). pooler: the sequence head reads tanh(dense(first
   // token)) (BERT). global_projections: the encoder's global tokens (the spec's global(N))
-  // attend through their own projections (Longformer / LED).
+  // attend through their own projections (Longformer / LED). ffn_gated: the feed-forward
+  // block is act(fc1 x) * fc_gate(x) (T5 v1.1, FLAN-T5).
   std::string norm = "layer";
   double norm_eps = 1e-5;
   std::string positions = "learned";
@@ -157,6 +158,7 @@ struct ModelConfig {
   std::int64_t token_types = 0;
   bool pooler = false;
   bool global_projections = false;
+  bool ffn_gated = false;
 
   // The spec of `layer` among `count` from a list above (plain when the list is empty).
   static attn::LayerSpec spec_of(const std::vector<attn::LayerSpec>& specs, std::int64_t layer);

@@ -103,6 +103,8 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
 
  private:
   at::Tensor split_heads(const at::Tensor& x) const;  // [B, L, d] -> [B, H, L, Dh]
+  // projection(x) as heads [B, H, L, Dh], ready for the engine's 1 / sqrt(Dh) scaling.
+  at::Tensor queries(AdaptableLinear& projection, const at::Tensor& x);
   // The heads [B, H, Lq, Dh] gated and projected back to [B, Lq, d].
   at::Tensor project_out(const at::Tensor& heads, const at::Tensor& x);
   // Longformer's global rows: the first `count` queries of x attend to every real key through

@@ -31,6 +31,7 @@ struct LayerOptions {
   bool pre_norm = false;
   NormOptions norm;                 // its d is attention.d_model's
   bool bias = true;                 // biases in fc1 and fc2 (T5 has none)
+  bool gated = false;               // act(fc1 x) * fc_gate(x) before fc2 (T5 v1.1, FLAN-T5)
   std::string activation = "gelu";  // "gelu" (erf), "gelu_new" (tanh approximation, GPT-2) or "relu"
   PalOptions pal;                   // encoder layers: a PAL beside self-attention (size 0 = none)
 };
@@ -38,8 +39,9 @@ struct LayerOptions {
 // The block's norm as `options` say (LayerNorm or RMS, its eps), over attention.d_model.
 Norm block_norm(const LayerOptions& options);
 
-// fc2(dropout(act(fc1(x)))), the position-wise feed-forward block.
-at::Tensor feed_forward(const at::Tensor& x, AdaptableLinear& fc1, AdaptableLinear& fc2,
+// fc2(dropout(act(fc1(x)))), the position-wise feed-forward block; with a gate (not null),
+// fc2(dropout(act(fc1(x)) * fc_gate(x))).
+at::Tensor feed_forward(const at::Tensor& x, AdaptableLinear& fc1, AdaptableLinear& fc_gate, AdaptableLinear& fc2,
                         const LayerOptions& options, bool training);
 
 // What a conditioned model (CA-MTL, thesis ch. 3) changes in an encoder layer, row by row of
@@ -67,7 +69,7 @@ class EncoderLayerImpl : public torch::nn::Module {
   MultiHeadAttention self_attn{nullptr};
   ProjectedAttentionLayer pal{nullptr};  // null without a PAL
   Norm self_attn_layer_norm{nullptr}, final_layer_norm{nullptr};
-  AdaptableLinear fc1{nullptr}, fc2{nullptr};
+  AdaptableLinear fc1{nullptr}, fc_gate{nullptr}, fc2{nullptr};  // fc_gate only when gated
 
  private:
   LayerOptions options_;
@@ -90,7 +92,7 @@ class DecoderLayerImpl : public torch::nn::Module {
 
   MultiHeadAttention self_attn{nullptr}, encoder_attn{nullptr};
   Norm self_attn_layer_norm{nullptr}, encoder_attn_layer_norm{nullptr}, final_layer_norm{nullptr};
-  AdaptableLinear fc1{nullptr}, fc2{nullptr};
+  AdaptableLinear fc1{nullptr}, fc_gate{nullptr}, fc2{nullptr};  // fc_gate only when gated
 
  private:
   LayerOptions options_;

@@ -7,6 +7,7 @@
 // recipes/model_outputs.h runs any model on token ids to compare it with transformers.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "strata/models/hf_checkpoint.h"
 #include "strata/recipes/loaded_model.h"
@@ -18,6 +19,7 @@ struct HfImportReport {
   models::HfModel model;
   std::size_t tensors = 0;
   std::string tokenizer;  // the tokenizer's kind, or "" when the directory holds none
+  std::vector<std::string> warnings;  // what imported but deserves a word (a tokenizer past the vocabulary)
 };
 
 // Reads `dir` and writes the run `out` (out/checkpoints/step-00000000, marked latest and
