@@ -143,6 +143,29 @@ HfImportReport import_hf(const fs::path& dir, const fs::path& out, const models:
   return report;
 }
 
+bool is_hf_directory(const fs::path& path) {
+  if (!fs::is_regular_file(path / "config.json") || fs::exists(path / "checkpoints") ||
+      fs::exists(path / "trainer_state.json"))
+    return false;
+  const json config = json::parse(read_file(path / "config.json"), nullptr, false);
+  return config.is_object() && config.contains("model_type");
+}
+
+LoadedModel load_hf_directory(const fs::path& dir, const LoadOptions& options) {
+  const fs::path scratch = fs::temp_directory_path() / ("strata-hf-" + std::to_string(::getpid()));
+  fs::remove_all(scratch);
+  try {
+    import_hf(dir, scratch);
+    LoadedModel model = load_model(scratch, options);
+    model.checkpoint = dir;
+    fs::remove_all(scratch);
+    return model;
+  } catch (...) {
+    fs::remove_all(scratch);
+    throw;
+  }
+}
+
 models::HfModel export_hf(const fs::path& run, const fs::path& out) {
   LoadedModel info = load_model(run, {.require_tokenizer = false});
   models::HfModel model = models::hf_model_of(info.config);

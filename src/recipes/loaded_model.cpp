@@ -11,6 +11,7 @@
 #include "strata/recipes/adapters.h"
 #include "strata/recipes/architectures.h"
 #include "strata/recipes/designs.h"
+#include "strata/recipes/hf_models.h"
 #include "strata/train/checkpoint.h"
 
 namespace strata::recipes {
@@ -50,6 +51,7 @@ bool has_unmerged_lora(const torch::nn::Module& model) {
 }  // namespace
 
 LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
+  if (is_hf_directory(path)) return load_hf_directory(path, options);
   LoadedModel info;
   const train::Checkpoint checkpoint = read_checkpoint(path, options.architecture, info, options.require_tokenizer);
   if (!options.attention_kernel.empty()) {

@@ -41,6 +41,12 @@ TEST_F(CliHf, ImportForwardGenerateExport) {
   EXPECT_EQ(got["logits_shape"], expected["logits_shape"]);
   EXPECT_NEAR(got["logits"][1][5][127].get<double>(), expected["logits"][1][5][127].get<double>(), 1e-4);
 
+  // The transformers directory itself is a model every command takes, imported on the fly.
+  const auto direct = run("forward --model " + bart.string() + " --inputs " + (bart / "inputs.json").string() +
+                          " --out " + (dir_ / "direct.json").string());
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  EXPECT_EQ(json::parse(slurp(dir_ / "direct.json")), got);
+
   // The run's decoding settings came from generation_config.json; the flags set the length.
   const auto greedy = run("generate --model " + (dir_ / "run").string() + " --inputs " +
                           (bart / "inputs.json").string() + " --max-length 8");

@@ -28,6 +28,14 @@ struct HfImportReport {
 HfImportReport import_hf(const std::filesystem::path& dir, const std::filesystem::path& out,
                          const models::HfImportOptions& options = {});
 
+// Whether `path` is a transformers directory (a config.json naming a model_type, and no strata
+// checkpoint): what load_model() imports on the fly.
+bool is_hf_directory(const std::filesystem::path& path);
+
+// The model of a transformers directory, as load_model() gives a run's: imported into a
+// scratch run that is removed once the model is in memory; `checkpoint` names `dir`.
+LoadedModel load_hf_directory(const std::filesystem::path& dir, const LoadOptions& options);
+
 // Writes config.json, model.safetensors, generation_config.json (generating models) and the
 // tokenizer (when the run has one) into `out`, each atomically. Returns the model written.
 models::HfModel export_hf(const std::filesystem::path& run, const std::filesystem::path& out);

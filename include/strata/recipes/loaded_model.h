@@ -1,6 +1,7 @@
 #pragma once
 // A trained model as the commands take it (--model DIR): a run directory (its best
-// checkpoint, else its latest) or one checkpoint directory, with the tokenizer saved in it.
+// checkpoint, else its latest) or one checkpoint directory, with the tokenizer saved in it,
+// or a Hugging Face transformers directory, imported on the fly (recipes/hf_models.h).
 // Any registered architecture loads the same way: its build function, then the weights.
 #include <filesystem>
 #include <memory>
