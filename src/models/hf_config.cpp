@@ -99,12 +99,18 @@ class HfConfigReader {
     for (const auto& [key, value] : config_.items())
       if (!used_.contains(key) && !kMetadata.contains(key))
         throw Error(source_ + ": field '" + key + "' (" + value.dump() + ") is not supported by strata's " +
-                    config_.value("model_type", std::string("?")) + " import");
+                    model_type() + " import");
   }
 
   const std::string& source() const { return source_; }
 
  private:
+  // The model_type for messages, whatever the file holds there.
+  std::string model_type() const {
+    const auto type = config_.find("model_type");
+    return type != config_.end() && type->is_string() ? type->get<std::string>() : "config";
+  }
+
   const json& config_;
   std::string source_;
   std::set<std::string> used_;

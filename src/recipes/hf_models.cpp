@@ -39,7 +39,8 @@ std::map<std::string, at::Tensor> read_hf_tensors(const fs::path& dir) {
   if (!fs::exists(index))
     throw Error(dir.string() + ": no model.safetensors or model.safetensors.index.json (PyTorch .bin files are "
                 "not read: convert them with transformers' save_pretrained(safe_serialization=True))");
-  const json map = read_json(index).value("weight_map", json::object());
+  const json root = read_json(index);
+  const json map = root.is_object() && root.contains("weight_map") ? root.at("weight_map") : json();
   if (!map.is_object() || map.empty()) throw Error(index.string() + ": no \"weight_map\" object");
   std::set<std::string> shards;
   for (const auto& [name, file] : map.items()) {
