@@ -6,6 +6,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <tuple>
 
 #include "strata/core/error.h"
 
@@ -172,29 +173,63 @@ std::string shape_text(at::IntArrayRef sizes) {
 
 }  // namespace
 
+namespace {
+
+// Strata's tensor `name` as the checkpoint holds it (sliced and transposed into strata's
+// layout), checked against `sizes`; its name in the checkpoint goes to `used`.
+at::Tensor fetch(const HfModel& model, const std::vector<Rule>& rules, const std::map<std::string, at::Tensor>& hf,
+                 const std::string& name, at::IntArrayRef sizes, const std::string& source, std::set<std::string>& used) {
+  const std::optional<Placement> at = place(rules, name);
+  if (!at) throw Error(source + ": strata's tensor '" + name + "' has no place in a " +
+                       std::string(hf_family_name(model.family)) + " checkpoint");
+  const auto found = hf.find(at->hf);
+  if (found == hf.end()) throw Error(source + ": tensor '" + at->hf + "' is missing (strata's " + name + ")");
+  used.insert(at->hf);
+  at::Tensor t = found->second;
+  if (at->part >= 0) {
+    const std::int64_t width = t.size(-1) / at->parts;
+    t = t.narrow(-1, at->part * width, width);
+  }
+  if (at->transpose && t.dim() == 2) t = t.t();
+  if (t.sizes() != sizes)
+    throw Error(source + ": tensor '" + at->hf + "' gives " + shape_text(t.sizes()) + " where strata's " + name +
+                " is " + shape_text(sizes));
+  return t;
+}
+
+}  // namespace
+
+void check_config_against_tensors(const HfModel& model, const std::map<std::string, at::Tensor>& hf,
+                                  const std::string& source) {
+  const ModelConfig& c = model.config;
+  const std::vector<Rule> rules = rules_of(model);
+  std::set<std::string> used;
+  auto probe = [&](const std::string& name, std::vector<std::int64_t> sizes) {
+    fetch(model, rules, hf, name, sizes, source + " (against config.json)", used);
+  };
+  probe(c.architecture == "seq2seq" ? "shared.weight" : "embed_tokens.weight", {c.vocab_size, c.d_model});
+  const bool encoder = c.architecture != "causal_lm", decoder = c.architecture != "encoder";
+  for (const auto& [present, field, layers] : {std::tuple{encoder, "encoder_layers", c.encoder_layers},
+                                               std::tuple{decoder, "decoder_layers", c.decoder_layers}})
+    if (present && layers <= 0)
+      throw Error(source + ": config.json gives " + field + " = " + std::to_string(layers) + "; a stack needs layers");
+  if (encoder) probe("encoder.layers." + std::to_string(c.encoder_layers - 1) + ".fc1.weight", {c.d_ff, c.d_model});
+  if (decoder) probe("decoder.layers." + std::to_string(c.decoder_layers - 1) + ".fc1.weight", {c.d_ff, c.d_model});
+  if (c.positions == "learned") {
+    if (encoder) probe("encoder.embed_positions.weight", {c.max_positions + c.position_offset, c.d_model});
+    const std::int64_t decoder_positions = c.decoder_max_positions > 0 ? c.decoder_max_positions : c.max_positions;
+    if (decoder) probe("decoder.embed_positions.weight", {decoder_positions + c.position_offset, c.d_model});
+  }
+  if (c.token_types > 0) probe("encoder.embed_token_types.weight", {c.token_types, c.d_model});
+}
+
 std::map<std::string, at::Tensor> hf_weights_to_strata(const HfModel& model, const std::map<std::string, at::Tensor>& hf,
                                                        const NamedTensorList& expected, const std::string& source) {
   const std::vector<Rule> rules = rules_of(model);
   std::map<std::string, at::Tensor> out;
   std::set<std::string> used;
-  for (const auto& [name, like] : expected) {
-    const std::optional<Placement> at = place(rules, name);
-    if (!at) throw Error(source + ": strata's tensor '" + name + "' has no place in a " +
-                         std::string(hf_family_name(model.family)) + " checkpoint");
-    const auto found = hf.find(at->hf);
-    if (found == hf.end()) throw Error(source + ": tensor '" + at->hf + "' is missing (strata's " + name + ")");
-    used.insert(at->hf);
-    at::Tensor t = found->second.to(torch::kFloat32);
-    if (at->part >= 0) {
-      const std::int64_t width = t.size(-1) / at->parts;
-      t = t.narrow(-1, at->part * width, width);
-    }
-    if (at->transpose && t.dim() == 2) t = t.t();
-    if (t.sizes() != like.sizes())
-      throw Error(source + ": tensor '" + at->hf + "' gives " + shape_text(t.sizes()) + " where strata's " + name +
-                  " is " + shape_text(like.sizes()));
-    out[name] = t.contiguous().clone();
-  }
+  for (const auto& [name, like] : expected)
+    out[name] = fetch(model, rules, hf, name, like.sizes(), source, used).to(torch::kFloat32).contiguous().clone();
   for (const auto& [copy, original] : tied_copies(model)) {
     const auto c = hf.find(copy);
     if (c == hf.end()) continue;

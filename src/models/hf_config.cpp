@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <type_traits>
 
 #include "strata/attn/spec.h"
 #include "strata/core/error.h"
@@ -58,6 +59,14 @@ class HfConfigReader {
   T get(const std::string& key) {
     used_.insert(key);
     if (!has(key)) throw Error(source_ + ": field '" + key + "' is missing");
+    // A size or id must be written as an integer: a float such as 3e40 would not convert.
+    constexpr bool integral = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+    if (integral && !config_.at(key).is_number_integer())
+      throw Error(source_ + ": field '" + key + "' must be an integer, got " + config_.at(key).dump());
+    if constexpr (std::is_same_v<T, std::vector<std::int64_t>>)
+      for (const json& item : config_.at(key))
+        if (!item.is_number_integer())
+          throw Error(source_ + ": field '" + key + "' must hold integers, got " + config_.at(key).dump());
     try {
       return config_.at(key).get<T>();
     } catch (const json::exception&) {

@@ -100,11 +100,13 @@ HfImportReport import_hf(const fs::path& dir, const fs::path& out, const models:
       (separate ? generation_file : config_file).string(), config.architecture == "seq2seq");
   Config run = imported_run_config(config, decode);
 
+  const std::map<std::string, at::Tensor> hf_tensors = read_hf_tensors(dir);
+  const std::string weights_source = (dir / "model.safetensors").string();
+  models::check_config_against_tensors(report.model, hf_tensors, weights_source);
   const std::shared_ptr<torch::nn::Module> module = find_architecture(config.architecture).build(config);
   const train::NamedTensors expected = train::module_tensors(*module);
-  const std::string weights_source = (dir / "model.safetensors").string();
   const std::map<std::string, at::Tensor> weights =
-      models::hf_weights_to_strata(report.model, read_hf_tensors(dir), expected, weights_source);
+      models::hf_weights_to_strata(report.model, hf_tensors, expected, weights_source);
   train::CheckpointContents contents;
   for (const auto& [name, like] : expected) contents.weights.emplace_back(name, weights.at(name));
   report.tensors = contents.weights.size();

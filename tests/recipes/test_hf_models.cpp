@@ -260,9 +260,19 @@ TEST_F(HfTest, AMissingLeftOverOrMisshapenTensorIsNamed) {
   write(tied);
   expect_error([&] { import_hf(dir, dir_ / "run"); }, "'lm_head.weight' should be a tied copy");
   auto shape = tensors;
-  shape["transformer.wpe.weight"] = torch::zeros({32, 32});
+  shape["transformer.h.1.attn.c_proj.weight"] = torch::zeros({32, 31});
   write(shape);
-  expect_error([&] { import_hf(dir, dir_ / "run"); }, "'transformer.wpe.weight' gives [32, 32]");
+  expect_error([&] { import_hf(dir, dir_ / "run"); }, "'transformer.h.1.attn.c_proj.weight' gives [31, 32]");
+  // A config.json that claims a vast model fails against the tensors before any is built.
+  write(tensors);
+  json config = read_json(dir / "config.json");
+  config["n_positions"] = config["n_ctx"] = 4000000000;
+  write_file_atomic(dir / "config.json", config.dump());
+  expect_error([&] { import_hf(dir, dir_ / "run"); }, "'transformer.wpe.weight' gives [64, 32] where strata's "
+                                                      "decoder.embed_positions.weight is [4000000000, 32]");
+  config["n_positions"] = 3e40;
+  write_file_atomic(dir / "config.json", config.dump());
+  expect_error([&] { import_hf(dir, dir_ / "run"); }, "field 'n_positions' must be an integer, got 3e+40");
 }
 
 // What transformers would build from the exported config.json must be what strata runs.

@@ -17,6 +17,12 @@ namespace strata::models {
 
 using NamedTensorList = std::vector<std::pair<std::string, at::Tensor>>;
 
+// strata::Error naming `source`, the tensor and both shapes unless the checkpoint's embedding,
+// position and last layers' tensors have the sizes config.json gives: checked before a model
+// of those sizes is built, so a config that claims a vast model fails cheaply.
+void check_config_against_tensors(const HfModel& model, const std::map<std::string, at::Tensor>& hf,
+                                  const std::string& source);
+
 // The checkpoint's tensors under strata's names, for a model whose tensors are `expected`
 // (names and shapes). strata::Error naming `source` and the tensor when one is missing, has
 // another shape, is left over, or is a tied copy that differs from the tensor it copies.
