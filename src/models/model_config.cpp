@@ -194,6 +194,13 @@ void ModelConfig::check() const {
   if (decoder_max_positions < 0) throw Error("model.decoder_max_positions: must be >= 0 (0 = max_positions)");
   if (token_types < 0) throw Error("model.token_types: must be >= 0 (0 = none)");
   if (num_labels < 0) throw Error("model.num_labels: must be >= 0");
+  // Far past any real model; a config that claims more is a mistake (and checking its
+  // per-layer settings would take minutes).
+  constexpr std::int64_t kMaxLayers = 1000;
+  for (const auto& [field, layers] : {std::pair{"encoder_layers", encoder_layers}, {"decoder_layers", decoder_layers}})
+    if (layers > kMaxLayers)
+      throw Error(std::string("model.") + field + ": " + std::to_string(layers) + " is more than " +
+                  std::to_string(kMaxLayers) + " layers");
   if (architecture.empty()) throw Error("model.architecture: empty (known: `strata train --help` lists them)");
   for (const auto& [field, p] : {std::pair{"dropout", dropout}, {"attention_dropout", attention_dropout},
                                  {"activation_dropout", activation_dropout}})

@@ -32,6 +32,18 @@ at::Tensor residual(const at::Tensor& x, Norm& norm, const LayerOptions& options
   return apply_norm(norm, x + torch::dropout(branch(x), options.dropout, training), norm_weight);
 }
 
+// Registers the layer's fc1, fc_gate (gated blocks only) and fc2.
+template <class Layer>
+void register_feed_forward(Layer& layer, const LayerOptions& options) {
+  const std::int64_t d = options.attention.d_model;
+  auto linear = [&](std::int64_t in, std::int64_t out) {
+    return AdaptableLinear(torch::nn::LinearOptions(in, out).bias(options.bias));
+  };
+  layer.fc1 = layer.register_module("fc1", linear(d, options.d_ff));
+  if (options.gated) layer.fc_gate = layer.register_module("fc_gate", linear(d, options.d_ff));
+  layer.fc2 = layer.register_module("fc2", linear(options.d_ff, d));
+}
+
 void check_activation(const LayerOptions& options) {
   if (options.activation != "gelu" && options.activation != "gelu_new" && options.activation != "relu")
     throw Error("model.activation: unknown activation '" + options.activation + "' (known: gelu, gelu_new, relu)");
@@ -53,15 +65,11 @@ at::Tensor feed_forward(const at::Tensor& x, AdaptableLinear& fc1, AdaptableLine
 
 EncoderLayerImpl::EncoderLayerImpl(const LayerOptions& options) : options_(options) {
   check_activation(options);
-  const std::int64_t d = options.attention.d_model;
   self_attn = register_module("self_attn", MultiHeadAttention(options.attention));
   if (options.pal.size > 0)
     pal = register_module("pal", ProjectedAttentionLayer(options.attention, options.pal));
   self_attn_layer_norm = register_module("self_attn_layer_norm", block_norm(options));
-  fc1 = register_module("fc1", AdaptableLinear(torch::nn::LinearOptions(d, options.d_ff).bias(options.bias)));
-  if (options.gated)
-    fc_gate = register_module("fc_gate", AdaptableLinear(torch::nn::LinearOptions(d, options.d_ff).bias(options.bias)));
-  fc2 = register_module("fc2", AdaptableLinear(torch::nn::LinearOptions(options.d_ff, d).bias(options.bias)));
+  register_feed_forward(*this, options);
   final_layer_norm = register_module("final_layer_norm", block_norm(options));
 }
 
@@ -91,7 +99,6 @@ at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& padd
 DecoderLayerImpl::DecoderLayerImpl(const LayerOptions& options, bool cross_attention)
     : options_(options) {
   check_activation(options);
-  const std::int64_t d = options.attention.d_model;
   self_attn = register_module("self_attn", MultiHeadAttention(options.attention));
   self_attn_layer_norm = register_module("self_attn_layer_norm", block_norm(options));
   if (cross_attention) {
@@ -100,10 +107,7 @@ DecoderLayerImpl::DecoderLayerImpl(const LayerOptions& options, bool cross_atten
     encoder_attn = register_module("encoder_attn", MultiHeadAttention(cross));
     encoder_attn_layer_norm = register_module("encoder_attn_layer_norm", block_norm(options));
   }
-  fc1 = register_module("fc1", AdaptableLinear(torch::nn::LinearOptions(d, options.d_ff).bias(options.bias)));
-  if (options.gated)
-    fc_gate = register_module("fc_gate", AdaptableLinear(torch::nn::LinearOptions(d, options.d_ff).bias(options.bias)));
-  fc2 = register_module("fc2", AdaptableLinear(torch::nn::LinearOptions(options.d_ff, d).bias(options.bias)));
+  register_feed_forward(*this, options);
   final_layer_norm = register_module("final_layer_norm", block_norm(options));
 }
 
