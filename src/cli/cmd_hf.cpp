@@ -21,7 +21,9 @@ struct TokenIoFlags {
 };
 
 void add_token_io_flags(CLI::App* sub, TokenIoFlags& flags) {
-  sub->add_option("--model", flags.model, "run directory (its best checkpoint) or checkpoint directory")->required();
+  sub->add_option("--model", flags.model,
+                  "run directory (its best checkpoint), checkpoint directory, or transformers directory (imported on the fly)")
+      ->required();
   sub->add_option("--inputs", flags.inputs,
                   "JSON object with input_ids (and attention_mask, decoder_input_ids, token_type_ids, "
                   "global_attention_mask as the model needs), transformers' argument names")
