@@ -1,7 +1,6 @@
 #include "strata/analysis/global_relevance.h"
 
 #include <torch/torch.h>
-#include <utf8proc.h>
 
 #include <cmath>
 
@@ -93,16 +92,7 @@ bool is_punctuation_text(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
     const std::size_t length = utf8_sequence_length(text, i);
     if (length == 0) return false;
-    switch (utf8proc_category(static_cast<utf8proc_int32_t>(utf8_decode_at(text, i, length)))) {
-      case UTF8PROC_CATEGORY_PC:
-      case UTF8PROC_CATEGORY_PD:
-      case UTF8PROC_CATEGORY_PS:
-      case UTF8PROC_CATEGORY_PE:
-      case UTF8PROC_CATEGORY_PI:
-      case UTF8PROC_CATEGORY_PF:
-      case UTF8PROC_CATEGORY_PO: break;
-      default: return false;
-    }
+    if (!is_unicode_punctuation(utf8_decode_at(text, i, length))) return false;
     i += length;
   }
   return true;

@@ -1,5 +1,7 @@
 #include "strata/core/utf8.h"
 
+#include <utf8proc.h>
+
 namespace strata {
 
 std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
@@ -86,6 +88,19 @@ void utf8_append(std::string& out, char32_t cp) {
     out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
     out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
     out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+bool is_unicode_punctuation(char32_t code_point) {
+  switch (utf8proc_category(static_cast<utf8proc_int32_t>(code_point))) {
+    case UTF8PROC_CATEGORY_PC:
+    case UTF8PROC_CATEGORY_PD:
+    case UTF8PROC_CATEGORY_PS:
+    case UTF8PROC_CATEGORY_PE:
+    case UTF8PROC_CATEGORY_PI:
+    case UTF8PROC_CATEGORY_PF:
+    case UTF8PROC_CATEGORY_PO: return true;
+    default: return false;
   }
 }
 

@@ -17,30 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-json parse_json_file(const std::filesystem::path& file) {
-  json object = json::parse(read_file(file), nullptr, false);
-  if (object.is_discarded()) throw Error(file.string() + ": malformed JSON");
-  return object;
-}
-
-// A token id: an integer in [0, 2^31); strata::Error naming the field otherwise.
-std::int32_t token_id(const json& id, const std::filesystem::path& file, const char* field, std::string_view piece) {
-  if (!id.is_number_integer())
-    throw error_at(file, 0, field, fmt::format("piece '{}' has a non-integer id", piece));
-  if (id.is_number_unsigned() ? id.get<std::uint64_t>() > 0x7fffffffu
-                              : (id.get<std::int64_t>() < 0 || id.get<std::int64_t>() > 0x7fffffff))
-    throw error_at(file, 0, field, fmt::format("piece '{}' has the id {}, outside 0 .. 2^31 - 1", piece, id.dump()));
-  return id.get<std::int32_t>();
-}
-
-ByteBpeTokenizer::Vocab read_vocab(const json& object, const std::filesystem::path& file,
-                                   const char* field) {
-  if (!object.is_object()) throw error_at(file, 0, field, "expected an object of piece: id");
-  ByteBpeTokenizer::Vocab vocab;
-  for (const auto& [piece, id] : object.items()) vocab.emplace(piece, token_id(id, file, field, piece));
-  return vocab;
-}
-
 ByteBpeTokenizer::Merge split_merge(std::string_view line, const std::filesystem::path& file,
                                     std::size_t line_number, const char* field) {
   const std::size_t space = line.find(' ');

@@ -58,18 +58,7 @@ bool is_punctuation(char32_t c) {
   if (c < 0x80)
     return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
            (c >= 123 && c <= 126);
-  switch (category(c)) {
-    case UTF8PROC_CATEGORY_PC:
-    case UTF8PROC_CATEGORY_PD:
-    case UTF8PROC_CATEGORY_PS:
-    case UTF8PROC_CATEGORY_PE:
-    case UTF8PROC_CATEGORY_PI:
-    case UTF8PROC_CATEGORY_PF:
-    case UTF8PROC_CATEGORY_PO:
-      return true;
-    default:
-      return false;
-  }
+  return is_unicode_punctuation(c);
 }
 
 // BERT's _is_chinese_char: the CJK Unified Ideographs blocks. tokenizers starts Extension E
@@ -114,12 +103,6 @@ std::string clean_up_tokenization(std::string text) {
   return text;
 }
 
-json parse_json_file(const fs::path& file) {
-  json object = json::parse(read_file(file), nullptr, false);
-  if (object.is_discarded()) throw Error(file.string() + ": malformed JSON");
-  return object;
-}
-
 // The "type" of an HF component, or "" when it has none.
 std::string type_of(const json& component) {
   const auto it = component.is_object() ? component.find("type") : component.end();
@@ -150,15 +133,6 @@ WordPieceOptions read_normalizer(const json& normalizer, const fs::path& file) {
   const json strip_accents = normalizer.value("strip_accents", json());
   if (!strip_accents.is_null()) options.strip_accents = strip_accents.get<bool>();
   return options;
-}
-
-std::int32_t token_id(const json& id, const fs::path& file, const char* field,
-                      std::string_view piece) {
-  if (!id.is_number_unsigned() || id.get<std::uint64_t>() > 0x7fffffff)
-    throw error_at(file, 0, field,
-                   fmt::format("piece '{}' has the id {}; expected an integer in 0 .. 2^31 - 1",
-                               piece, id.dump()));
-  return static_cast<std::int32_t>(id.get<std::uint64_t>());
 }
 
 // The pieces in id order, "" where no piece has the id.
@@ -251,12 +225,7 @@ std::unique_ptr<WordPieceTokenizer> WordPieceTokenizer::from_tokenizer_json(cons
       throw error_at(file, 0, "model.max_input_chars_per_word", "expected a non-negative integer");
     options.max_input_chars_per_word = max_chars.get<std::size_t>();
 
-    const auto vocab_json = model.find("vocab");
-    if (vocab_json == model.end() || !vocab_json->is_object())
-      throw error_at(file, 0, "model.vocab", "expected an object of piece: id");
-    std::unordered_map<std::string, std::int32_t> vocab;
-    for (const auto& [piece, id] : vocab_json->items())
-      vocab.emplace(piece, token_id(id, file, "model.vocab", piece));
+    std::unordered_map<std::string, std::int32_t> vocab = read_vocab(model.value("vocab", json()), file, "model.vocab");
     // Added tokens may lie outside the model's vocabulary (ids after it).
     std::vector<std::string> added;
     for (const json& token : root.value("added_tokens", json::array())) {

@@ -23,4 +23,7 @@ char32_t utf8_decode_at(std::string_view s, std::size_t i, std::size_t length);
 
 void utf8_append(std::string& out, char32_t code_point);
 
+// Whether the code point is in one of Unicode's punctuation categories (P*).
+bool is_unicode_punctuation(char32_t code_point);
+
 }  // namespace strata
