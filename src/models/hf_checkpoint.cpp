@@ -229,7 +229,8 @@ std::map<std::string, at::Tensor> hf_weights_to_strata(const HfModel& model, con
   std::map<std::string, at::Tensor> out;
   std::set<std::string> used;
   for (const auto& [name, like] : expected)
-    out[name] = fetch(model, rules, hf, name, like.sizes(), source, used).to(torch::kFloat32).contiguous().clone();
+    // No copy where the layout is strata's already: the result shares the checkpoint's storage.
+    out[name] = fetch(model, rules, hf, name, like.sizes(), source, used).to(torch::kFloat32).contiguous();
   for (const auto& [copy, original] : tied_copies(model)) {
     const auto c = hf.find(copy);
     if (c == hf.end()) continue;

@@ -26,6 +26,7 @@ void check_config_against_tensors(const HfModel& model, const std::map<std::stri
 // The checkpoint's tensors under strata's names, for a model whose tensors are `expected`
 // (names and shapes). strata::Error naming `source` and the tensor when one is missing, has
 // another shape, is left over, or is a tied copy that differs from the tensor it copies.
+// Tensors already in strata's layout share `hf`'s storage.
 std::map<std::string, at::Tensor> hf_weights_to_strata(const HfModel& model,
                                                        const std::map<std::string, at::Tensor>& hf,
                                                        const NamedTensorList& expected, const std::string& source);
