@@ -28,6 +28,7 @@ void register_all(CLI::App& app) {
   register_segment(app);
   register_mtl(app);
   register_serve(app);
+  register_explore(app);
   register_chain(app);
   register_hf(app);
   CLI::App* analyze = app.add_subcommand("analyze", "Look inside trained models: biases, head importance, attention patterns");

@@ -21,6 +21,7 @@ void register_extract(CLI::App& app);    // strata extract
 void register_segment(CLI::App& app);    // strata segment
 void register_mtl(CLI::App& app);        // strata mtl eval | covsim
 void register_serve(CLI::App& app);      // strata serve
+void register_explore(CLI::App& app);    // strata explore
 void register_chain(CLI::App& app);      // strata chain
 void register_hf(CLI::App& app);         // strata import hf | export hf | forward | generate
 // `analyze` is one group; each analysis is a file of its own.

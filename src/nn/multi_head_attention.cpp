@@ -7,6 +7,7 @@
 #include <cmath>
 #include <mutex>
 
+#include "strata/attn/kept_call.h"
 #include "strata/core/error.h"
 
 namespace strata::nn {
@@ -163,6 +164,7 @@ at::Tensor MultiHeadAttentionImpl::attend(const at::Tensor& x, at::Tensor k, at:
     call.bias_table = relation_bias;
     call.dense_bias = extras.bias;
   }
+  if (keep_) kept_ = std::make_shared<const attn::KeptCall>(attn::KeptCall::of(call));
   at::Tensor heads;  // [B, H, Lq, Dh]
   if (extras.weights || record_) {
     at::Tensor weights;

@@ -1,16 +1,12 @@
 #include "strata/serve/server.h"
 
-#include <fcntl.h>
 #include <httplib.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <random>
@@ -19,6 +15,7 @@
 #include "strata/core/error.h"
 #include "strata/serve/admission.h"
 #include "strata/serve/served_model.h"
+#include "http_listen.h"
 
 namespace strata::serve {
 
@@ -47,41 +44,6 @@ void send_json(httplib::Response& res, int status, const nlohmann::json& body) {
 }
 
 void send_error(httplib::Response& res, const ApiError& error) { send_json(res, error.status, error_body(error)); }
-
-// SIGTERM and SIGINT, turned into a byte on a pipe that a watcher thread reads: a handler may
-// run on any thread (libtorch's and OpenMP's included) and may only do async-signal-safe work.
-int g_signal_pipe[2] = {-1, -1};
-
-extern "C" void on_shutdown_signal(int) {
-  const char byte = 's';
-  [[maybe_unused]] const ssize_t written = ::write(g_signal_pipe[1], &byte, 1);
-}
-
-class ShutdownSignals {
- public:
-  ShutdownSignals() {
-    if (::pipe2(g_signal_pipe, O_CLOEXEC) != 0) throw Error("serve: cannot create the signal pipe");
-    struct sigaction action {};
-    action.sa_handler = on_shutdown_signal;
-    sigemptyset(&action.sa_mask);
-    for (int signal : {SIGTERM, SIGINT}) ::sigaction(signal, &action, &previous_[signal == SIGINT]);
-  }
-  ~ShutdownSignals() {
-    for (int signal : {SIGTERM, SIGINT}) ::sigaction(signal, &previous_[signal == SIGINT], nullptr);
-    ::close(g_signal_pipe[0]);
-    ::close(g_signal_pipe[1]);
-  }
-  // Blocks until a signal arrives or wake() is called.
-  void wait() {
-    char byte;
-    while (::read(g_signal_pipe[0], &byte, 1) < 0 && errno == EINTR) {
-    }
-  }
-  void wake() { on_shutdown_signal(0); }
-
- private:
-  struct sigaction previous_[2];
-};
 
 class Service {
  public:
@@ -331,13 +293,7 @@ nlohmann::json Service::model_card() const {
                                                 : nlohmann::json{"/v1/summarize"}}};
 }
 
-thread_local Clock::time_point t_request_start;
-
 void Service::install(httplib::Server& server) {
-  server.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
-    t_request_start = Clock::now();
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
   server.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
     guarded(res, [&] { completions(req, res, false); });
   });
@@ -362,22 +318,7 @@ void Service::install(httplib::Server& server) {
               {{"status", stopping ? "shutting down" : "ok"}, {"model", options_.model_name},
                {"running", admission_.running()}, {"waiting", admission_.waiting()}});
   });
-  // Statuses the library sets itself (404 for an unknown path, 413 for a body over the limit)
-  // get a body in the same error shape.
-  server.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    const std::string message = res.status == 404   ? fmt::format("no route {} {}", req.method, req.path)
-                                : res.status == 413 ? "the request body is over the server's limit (strata serve "
-                                                      "--max-body-bytes)"
-                                                    : fmt::format("HTTP {}", res.status);
-    send_json(res, res.status, error_body(ApiError(res.status, "invalid_request_error", message)));
-    return httplib::Server::HandlerResponse::Handled;
-  }));
-  if (options_.access_log)
-    server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t_request_start).count();
-      std::fprintf(stderr, "%s %s %d %.0f ms\n", req.method.c_str(), req.path.c_str(), res.status, ms);
-    });
+  install_error_shapes_and_log(server, "strata serve --max-body-bytes", options_.access_log);
 }
 
 }  // namespace
@@ -390,39 +331,16 @@ void serve(const ServedModel& model, const ServerOptions& options) {
   const std::size_t threads = options.workers + options.queue + 4;
   server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server.set_payload_max_length(options.max_body_bytes);
-  // SO_REUSEADDR only: the library's default SO_REUSEPORT would let a second server bind a port
-  // another one listens on and silently share its connections.
-  server.set_socket_options([](int socket) {
-    const int yes = 1;
-    ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  server.set_keep_alive_timeout(2);
-  server.set_read_timeout(30, 0);
-  server.set_write_timeout(30, 0);
+  configure_http_server(server);
   service.install(server);
-
-  const int port = options.port == 0 ? server.bind_to_any_port(options.host)
-                                     : (server.bind_to_port(options.host, options.port) ? options.port : -1);
-  if (port < 0) throw Error(fmt::format("serve: cannot listen on {}:{} (in use, or not an address of this machine)",
-                                        options.host, options.port));
-  ShutdownSignals signals;
-  std::atomic<bool> signalled = false;
-  std::thread watcher([&] {
-    signals.wait();
-    signalled = true;
-    service.admission().shut_down();  // waiting requests get 503; running ones finish
-    server.stop();
-  });
-  std::printf("strata serve: listening on http://%s:%d (model '%s', %s; %zu worker%s, queue %zu)\n",
-              options.host.c_str(), port, options.model_name.c_str(), model.architecture().c_str(), options.workers,
-              options.workers == 1 ? "" : "s", options.queue);
-  std::fflush(stdout);
-  server.listen_after_bind();
-  const bool by_signal = signalled;
-  if (!by_signal) signals.wake();
-  watcher.join();
-  if (!by_signal) throw Error("serve: the server stopped listening unexpectedly");
-  std::fprintf(stderr, "strata serve: shut down cleanly\n");
+  listen_until_signalled(
+      server, "serve", options.host, options.port,
+      [&](int port) {
+        std::printf("strata serve: listening on http://%s:%d (model '%s', %s; %zu worker%s, queue %zu)\n",
+                    options.host.c_str(), port, options.model_name.c_str(), model.architecture().c_str(),
+                    options.workers, options.workers == 1 ? "" : "s", options.queue);
+      },
+      [&] { service.admission().shut_down(); });  // waiting requests get 503; running ones finish
 }
 
 }  // namespace strata::serve

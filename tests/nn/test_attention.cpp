@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "strata/attn/attention_call.h"
+#include "strata/attn/kept_call.h"
 #include "strata/core/error.h"
 #include "strata/nn/multi_head_attention.h"
 
@@ -151,6 +152,29 @@ TEST(MultiHeadAttention, RejectsHeadsThatDoNotDivideTheWidth) {
   options.d_model = 10;
   options.heads = 3;
   EXPECT_THROW(nn::MultiHeadAttention{options}, Error);
+}
+
+// A kept call (attn/kept_call.h) is the call the module made: its weights recomputed band by
+// band are the weights the module records, with prefix slots and causality.
+TEST(MultiHeadAttention, AKeptCallGivesTheRecordedWeights) {
+  torch::manual_seed(11);
+  nn::AttentionOptions options;
+  options.d_model = 8;
+  options.heads = 2;
+  nn::MultiHeadAttention mha(options);
+  mha->eval();
+  const at::Tensor x = torch::randn({1, 6, 8});
+  const nn::PrefixKv prefix{torch::randn({1, 2, 3, 4}), torch::randn({1, 2, 3, 4})};
+  EXPECT_EQ(mha->kept_call(), nullptr);
+  mha->record_weights(true);
+  mha->keep_calls(true);
+  mha->self_attention(x, at::Tensor(), /*causal=*/true, nullptr, {.prefix = &prefix});
+  ASSERT_NE(mha->kept_call(), nullptr);
+  const attn::BandWeights weights(*mha->kept_call());
+  const at::Tensor banded = torch::cat({weights.rows(0, 4), weights.rows(4, 6)}, 1);
+  EXPECT_TRUE(torch::allclose(banded, mha->recorded_weights()[0], 1e-5, 1e-6));
+  mha->keep_calls(false);
+  EXPECT_EQ(mha->kept_call(), nullptr);
 }
 
 }  // namespace

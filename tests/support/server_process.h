@@ -1,6 +1,6 @@
 #pragma once
-// A `strata serve` child process with its output in files, for the CLI tests that serve a
-// model; killed if the test leaves early.
+// A `strata serve` (or `strata explore`) child process with its output in files, for the CLI
+// tests that serve a model; killed if the test leaves early.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,12 +17,13 @@ namespace strata::test_support {
 
 class ServerProcess {
  public:
-  ServerProcess(const std::string& args, const std::filesystem::path& dir) : out_(dir / "serve.out"), err_(dir / "serve.err") {
+  ServerProcess(const std::string& args, const std::filesystem::path& dir, const std::string& command = "serve")
+      : out_(dir / (command + ".out")), err_(dir / (command + ".err")) {
     pid_ = ::fork();
     if (pid_ == 0) {
-      const std::string command = "exec " + std::string(STRATA_BINARY) + " serve " + args + " >" + out_.string() +
+      const std::string line = "exec " + std::string(STRATA_BINARY) + " " + command + " " + args + " >" + out_.string() +
                                   " 2>" + err_.string();
-      ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+      ::execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
   }

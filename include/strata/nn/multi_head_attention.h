@@ -8,10 +8,15 @@
 #include <torch/nn/modules/linear.h>
 
 #include <cstdint>
+#include <memory>
 
 #include "strata/attn/attention_call.h"
 #include "strata/nn/adaptable_linear.h"
 #include "strata/nn/kv_cache.h"
+
+namespace strata::attn {
+struct KeptCall;
+}
 
 namespace strata::nn {
 
@@ -94,6 +99,14 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
   }
   const at::Tensor& recorded_weights() const { return recorded_; }
   std::int64_t recorded_prefix_len() const { return recorded_prefix_; }  // P of the last recorded call
+  // While keeping, each call of a batch of one keeps what it read (attn/kept_call.h: its
+  // queries and keys, layouts, spec and biases; no weights), so that its weights can be
+  // recomputed later a band of queries at a time. Null before any call.
+  void keep_calls(bool on) {
+    keep_ = on;
+    kept_.reset();
+  }
+  const std::shared_ptr<const attn::KeptCall>& kept_call() const { return kept_; }
 
   AdaptableLinear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
   AdaptableLinear query_global{nullptr}, key_global{nullptr}, value_global{nullptr};  // with global_projections
@@ -122,6 +135,8 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
   at::Tensor head_gate_;
   bool record_ = false;
   at::Tensor recorded_;
+  bool keep_ = false;
+  std::shared_ptr<const attn::KeptCall> kept_;
   std::int64_t recorded_prefix_ = 0;
 };
 TORCH_MODULE(MultiHeadAttention);

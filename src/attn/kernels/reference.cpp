@@ -95,13 +95,32 @@ at::Tensor gumbel_noise(const PairRules& rules, std::uint64_t seed, std::int64_t
 }
 
 // Top-p keep mask [B, P + Lk] of one head from its weights a [B, Lq, P + Lk] (spec.h: TopP):
-// per batch item, the fewest keys of largest normalised impact sum_i a[i][n] over the voting
-// queries i (votes [B, Lq], query_votes.h; undefined = all) whose impact sums to at least p,
-// ties to the lower n.
+// the impact is sum_i a[i][n] over the voting queries i (votes [B, Lq], query_votes.h;
+// undefined = all).
 at::Tensor top_p_keep(const at::Tensor& a, const at::Tensor& votes, double p) {
   at::Tensor weights = a.detach();
   if (votes.defined()) weights = weights * votes.to(a.device(), a.scalar_type()).unsqueeze(2);
-  const at::Tensor impact = weights.sum(1).to(torch::kCPU, torch::kDouble).contiguous();
+  return top_p_keep_from_impact(weights.sum(1), p).to(a.device(), a.scalar_type());
+}
+
+// Dropout's keep-and-scale factors [B, H, Lq, P + Lk] from the counter-based generator.
+at::Tensor dropout_scale(const PairRules& rules, std::uint64_t seed, double rate) {
+  at::Tensor scale =
+      torch::empty({rules.batch(), rules.heads(), rules.queries(), rules.keys()}, torch::kFloat);
+  const float kept = rate < 1 ? static_cast<float>(1.0 / (1.0 - rate)) : 0.0f;
+  auto s = scale.accessor<float, 4>();
+  for (std::int64_t b = 0; b < rules.batch(); ++b)
+    for (std::int64_t h = 0; h < rules.heads(); ++h)
+      for (std::int64_t i = 0; i < rules.queries(); ++i)
+        for (std::int64_t n = 0; n < rules.keys(); ++n)
+          s[b][h][i][n] = counter_keep(seed, rate, b, h, i, n) ? kept : 0.0f;
+  return scale;
+}
+
+}  // namespace
+
+at::Tensor top_p_keep_from_impact(const at::Tensor& key_impact, double p) {
+  const at::Tensor impact = key_impact.to(torch::kCPU, torch::kDouble).contiguous();
   at::Tensor keep = torch::zeros(impact.sizes(), torch::kFloat);
   auto kept = keep.accessor<float, 2>();
   const std::int64_t keys = impact.size(1);
@@ -120,24 +139,8 @@ at::Tensor top_p_keep(const at::Tensor& a, const at::Tensor& votes, double p) {
       if (mass >= p) break;
     }
   }
-  return keep.to(a.device(), a.scalar_type());
+  return keep;
 }
-
-// Dropout's keep-and-scale factors [B, H, Lq, P + Lk] from the counter-based generator.
-at::Tensor dropout_scale(const PairRules& rules, std::uint64_t seed, double rate) {
-  at::Tensor scale =
-      torch::empty({rules.batch(), rules.heads(), rules.queries(), rules.keys()}, torch::kFloat);
-  const float kept = rate < 1 ? static_cast<float>(1.0 / (1.0 - rate)) : 0.0f;
-  auto s = scale.accessor<float, 4>();
-  for (std::int64_t b = 0; b < rules.batch(); ++b)
-    for (std::int64_t h = 0; h < rules.heads(); ++h)
-      for (std::int64_t i = 0; i < rules.queries(); ++i)
-        for (std::int64_t n = 0; n < rules.keys(); ++n)
-          s[b][h][i][n] = counter_keep(seed, rate, b, h, i, n) ? kept : 0.0f;
-  return scale;
-}
-
-}  // namespace
 
 at::Tensor dense_visibility(const AttentionCall& call) {
   const PairRules rules(call);

@@ -20,6 +20,11 @@ namespace strata::attn {
 // `weights`, when given, receives the attention weights before dropout, [B, H, Lq, P + Lk].
 at::Tensor reference_attention(const AttentionCall& call, at::Tensor* weights = nullptr);
 
+// TopP's keep mask [B, P + Lk] float (1 kept) from the key impact [B, P + Lk] (any float
+// type): per batch item, the fewest keys of largest normalised impact whose impact sums to at
+// least p, ties to the lower n; nothing kept where no query sees any key.
+at::Tensor top_p_keep_from_impact(const at::Tensor& key_impact, double p);
+
 // Bool, true where query i may see key n: [B or 1, 1, Lq, P + Lk] for a plain spec (undefined
 // when every pair is visible), [B, H, Lq, P + Lk] otherwise.
 at::Tensor dense_visibility(const AttentionCall& call);
