@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -206,6 +207,40 @@ std::int64_t view_bound(const std::optional<std::int64_t>& given, std::int64_t f
   if (value < 0 || value > limit)
     throw ExploreError(400, fmt::format("{} = {} is outside [0, {}]", name, value, limit));
   return value;
+}
+
+// (query tile, key tile) -> whether the tile is full for every head asked (one head, or all
+// of them for the mean). A head with a fixed pattern has no tiles: one key per query.
+using VisitedTiles = std::map<std::pair<std::int64_t, std::int64_t>, bool>;
+
+VisitedTiles visited_tiles(const attn::BlockMask& mask, const std::optional<std::int64_t>& head) {
+  VisitedTiles visited;
+  for (std::int64_t h = 0; h < static_cast<std::int64_t>(mask.head_group.size()); ++h) {
+    const std::int32_t group = mask.head_group[h];
+    if ((head && h != *head) || group < 0) continue;
+    for (std::int64_t qt = 0; qt < mask.q_tiles; ++qt) {
+      const std::int64_t row = mask.row(0, group, qt);
+      for (std::int64_t e = mask.row_begin[row]; e < mask.row_begin[row + 1]; ++e) {
+        const auto [it, fresh] = visited.emplace(std::make_pair(qt, std::int64_t{mask.tile[e]}), mask.full[e] != 0);
+        if (!fresh) it->second = it->second && mask.full[e] != 0;
+      }
+    }
+  }
+  return visited;
+}
+
+// The visited tiles that meet the view [q0, q1) × [k0, k1), as [q_begin, q_end, k_begin, k_end].
+Json tiles_json(const attn::BlockMask& mask, const VisitedTiles& visited, std::int64_t queries,
+                const std::array<std::int64_t, 4>& view) {
+  const auto [q0, q1, k0, k1] = view;
+  Json full = Json::array(), partial = Json::array();
+  for (const auto& [tile, is_full] : visited) {
+    const std::int64_t qa = tile.first * mask.q_tile, qb = std::min(queries, qa + mask.q_tile);
+    const std::int64_t ka = mask.key_start[tile.second], kb = mask.key_start[tile.second + 1];
+    if (qb <= q0 || qa >= q1 || kb <= k0 || ka >= k1) continue;
+    (is_full ? full : partial).push_back({qa, qb, ka, kb});
+  }
+  return {{"q_tile", mask.q_tile}, {"k_tile", mask.k_tile}, {"full", full}, {"partial", partial}};
 }
 
 // Per head, the share of (query, key) pairs the head may see, over the whole call.
@@ -511,38 +546,17 @@ Json Explorer::attention(const AttentionQuery& query) const {
 
   // The block mask as the fused kernel compiles it for this call.
   if (!layer.tiles) layer.tiles = attn::compile_block_mask(layer.weights->rules());
-  const attn::BlockMask& mask = *layer.tiles;
-  std::map<std::pair<std::int64_t, std::int64_t>, bool> visited;  // (qt, kt) -> full for every head asked
-  for (std::int64_t h = 0; h < heads; ++h) {
-    if (query.head && h != *query.head) continue;
-    const std::int32_t group = mask.head_group[h];
-    if (group < 0) continue;  // a fixed pattern: one key per query, no tiles
-    for (std::int64_t qt = 0; qt < mask.q_tiles; ++qt) {
-      const std::int64_t row = mask.row(0, group, qt);
-      for (std::int64_t e = mask.row_begin[row]; e < mask.row_begin[row + 1]; ++e) {
-        const auto key = std::make_pair(qt, static_cast<std::int64_t>(mask.tile[e]));
-        const auto [it, fresh] = visited.emplace(key, mask.full[e] != 0);
-        if (!fresh) it->second = it->second && mask.full[e] != 0;
-      }
-    }
-  }
-  Json full = Json::array(), partial = Json::array();
-  for (const auto& [tile, is_full] : visited) {
-    const std::int64_t qa = tile.first * mask.q_tile, qb = std::min(queries, qa + mask.q_tile);
-    const std::int64_t ka = mask.key_start[tile.second], kb = mask.key_start[tile.second + 1];
-    if (qb <= q0 || qa >= q1 || kb <= k0 || ka >= k1) continue;
-    (is_full ? full : partial).push_back({qa, qb, ka, kb});
-  }
-  body["tiles"] = {{"q_tile", mask.q_tile}, {"k_tile", mask.k_tile}, {"full", full}, {"partial", partial}};
+  const VisitedTiles visited = visited_tiles(*layer.tiles, query.head);
+  body["tiles"] = tiles_json(*layer.tiles, visited, queries, {q0, q1, k0, k1});
   double share = 0;
   for (std::int64_t h = 0; h < heads; ++h)
     if (!query.head || h == *query.head) share += layer.visible_share[h];
   share /= query.head ? 1.0 : static_cast<double>(heads);
-  const double total = static_cast<double>(mask.q_tiles * mask.k_tiles);
+  const double total = static_cast<double>(layer.tiles->q_tiles * layer.tiles->k_tiles);
   body["stats"] = {{"visible_pairs", share},
                    {"sparsity", 1.0 - share},
                    {"tiles_visited", visited.size()},
-                   {"tiles_total", mask.q_tiles * mask.k_tiles},
+                   {"tiles_total", layer.tiles->q_tiles * layer.tiles->k_tiles},
                    {"tile_density", total > 0 ? static_cast<double>(visited.size()) / total : 0.0},
                    {"token_sorted", call.runs_token_sorted()}};
   if (impl_->views.size() >= kCachedViews) impl_->views.pop_front();
