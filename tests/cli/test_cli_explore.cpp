@@ -48,6 +48,7 @@ class CliExplore : public ::testing::Test {
     std::ofstream(dir_ / "structured.toml") << config;
     structured_ = run("train --quiet --config " + path("structured.toml") + " --out " + path("structured"));
     plain_ = run("train --quiet --config " + path("tiny.toml") + " --out " + path("plain"));
+    heads_ = run("analyze heads --quiet --model " + path("structured") + " --data " + path("valid.jsonl"));
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
 
@@ -55,10 +56,10 @@ class CliExplore : public ::testing::Test {
   static std::string path(const std::string& name) { return (dir_ / name).string(); }
 
   static fs::path dir_;
-  static CliResult structured_, plain_;
+  static CliResult structured_, plain_, heads_;
 };
 fs::path CliExplore::dir_;
-CliResult CliExplore::structured_, CliExplore::plain_;
+CliResult CliExplore::structured_, CliExplore::plain_, CliExplore::heads_;
 
 json get(httplib::Client& client, const std::string& target, int expected_status = 200) {
   const auto res = client.Get(target);
@@ -158,7 +159,13 @@ TEST_F(CliExplore, TheApiGivesEachHeadsWeightsMaskTilesAndBiasesOnAManPage) {
   EXPECT_EQ(biases["layers"][0]["heads"].size(), 2u);
   EXPECT_EQ(biases["layers"][0]["mean"]["sections"].size(), doc["sections"].size() - 1);
   EXPECT_TRUE(get(client, "/api/biases?run=b&doc=" + id)["layers"].empty());
-  EXPECT_TRUE(get(client, "/api/analyses?run=a")["importance"].is_null());
+  // What `strata analyze heads` saved beside run a; nothing beside run b.
+  ASSERT_EQ(heads_.exit_code, 0) << heads_.err;
+  EXPECT_TRUE(runs["runs"][0]["analyses"]["importance"].get<bool>());
+  const json saved = get(client, "/api/analyses?run=a");
+  EXPECT_EQ(saved["importance"]["layers"][0], "encoder.layers.0.self_attn") << saved.dump();
+  EXPECT_EQ(saved["importance"]["scores"][0].size(), 2u) << saved.dump();
+  EXPECT_TRUE(get(client, "/api/analyses?run=b")["importance"].is_null());
 
   // Errors: a status, and a message that names what is wrong.
   EXPECT_NE(post(client, {{"path", "/etc/passwd"}}, 403).dump().find("outside the allowed roots"), std::string::npos);
