@@ -4,6 +4,7 @@
 
 #include "strata/core/error.h"
 #include "strata/core/progress.h"
+#include "strata/eval/paired_bootstrap.h"
 
 namespace strata::cli {
 
@@ -68,6 +69,41 @@ ordered_json rouge_report_json(const RougeReport& report) {
                     {"fmeasure", estimate_json(aggregate.fmeasure)}};
   summary["scores"] = scores;
   return summary;
+}
+
+std::vector<PairedRouge> paired_rouge(const RougeReport& a, const RougeReport& b, const BootstrapOptions& bootstrap) {
+  if (a.rows.size() != b.rows.size())
+    throw Error("paired ROUGE: the systems have " + std::to_string(a.rows.size()) + " and " +
+                std::to_string(b.rows.size()) + " pairs; they must score the same references in the same order");
+  std::vector<PairedRouge> paired;
+  for (std::size_t t = 0; t < a.aggregates.size(); ++t) {
+    const auto mean_f = [&](std::span<const std::size_t> indices, int system) {
+      const RougeReport& report = system == 0 ? a : b;
+      double sum = 0;
+      for (const std::size_t i : indices) sum += report.rows[i][t].fmeasure;
+      return sum / static_cast<double>(indices.size());
+    };
+    const PairedBootstrap test = paired_bootstrap(a.rows.size(), mean_f, {bootstrap.resamples, bootstrap.seed});
+    paired.push_back({a.aggregates[t].first, test.a, test.b, test.p_value});
+  }
+  return paired;
+}
+
+void print_paired_rouge(const std::vector<PairedRouge>& paired, const std::string& a, const std::string& b,
+                        std::size_t resamples) {
+  std::printf("\npaired bootstrap of mean F1, %s against %s (%zu resamples; p: the share of resamples where the\n"
+              "system ahead on the whole set is not ahead)\n",
+              a.c_str(), b.c_str(), resamples);
+  std::printf("%-10s %10s %10s %6s %10s\n", "type", "A", "B", "ahead", "p");
+  for (const PairedRouge& row : paired)
+    std::printf("%-10s %10.5f %10.5f %6s %10.4f\n", row.type.c_str(), row.a, row.b,
+                row.a > row.b ? "A" : row.b > row.a ? "B" : "-", row.p_value);
+}
+
+ordered_json paired_rouge_json(const std::vector<PairedRouge>& paired, std::size_t resamples) {
+  ordered_json types = ordered_json::object();
+  for (const PairedRouge& row : paired) types[row.type] = {{"a", row.a}, {"b", row.b}, {"p_value", row.p_value}};
+  return {{"resamples", resamples}, {"fmeasure", types}};
 }
 
 }  // namespace strata::cli

@@ -25,13 +25,15 @@ at::Tensor Seq2SeqStepper::step(const at::Tensor& tokens) {
     history_ = history_.defined() ? torch::cat({history_, column}, 1) : column;
     hidden = model_->decode(history_, encoded_).narrow(1, -1, 1);
   }
-  return torch::log_softmax(model_->logits(hidden.squeeze(1)), -1);
+  return torch::log_softmax(model_->next_token_scores(hidden.squeeze(1), encoded_), -1);
 }
 
 void Seq2SeqStepper::reorder(const at::Tensor& index) {
   if (encoded_.hidden.defined()) encoded_.hidden = encoded_.hidden.index_select(0, index);
   if (encoded_.padding.defined()) encoded_.padding = encoded_.padding.index_select(0, index);
   if (encoded_.layout) encoded_.layout = attn::select_items(*encoded_.layout, index);
+  if (encoded_.source.defined()) encoded_.source = encoded_.source.index_select(0, index);
+  if (encoded_.copy_keys.defined()) encoded_.copy_keys = encoded_.copy_keys.index_select(0, index);
   if (history_.defined()) history_ = history_.index_select(0, index);
   cache_.reorder(index);
   rows_ = index.size(0);

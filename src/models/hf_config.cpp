@@ -532,6 +532,7 @@ HfModel hf_model_of(const ModelConfig& c) {
   refuse(c.prefix_length > 0, "prefix-tuning (model.prefix_length; export the base, keep the adapter file)");
   refuse(c.pal_size > 0, "a PAL beside each layer (model.pal_size)");
   refuse(c.decoder_hibrids.kind != attn::RelationKind::None, "HIBRIDS-DEC (model.decoder_hibrids)");
+  refuse(c.copy, "the pointer-generator (model.copy)");
   HfModel model;
   if (c.architecture == "causal_lm") {
     refuse(!c.pre_norm || c.norm != "layer" || c.positions != "learned", "a causal LM other than GPT-2's shape");

@@ -83,6 +83,9 @@ void visit_fields(C& c, F&& f) {
   f("pooler", c.pooler, Origin::User, "encoder: the sequence head reads tanh(dense(first token)) (BERT's pooler)");
   f("global_projections", c.global_projections, Origin::User, "encoder: global tokens attend through their own projections (Longformer, LED)");
   f("ffn_gated", c.ffn_gated, Origin::User, "feed-forward block act(fc1 x) * fc_gate(x) (T5 v1.1, FLAN-T5)");
+  f("copy", c.copy, Origin::User,
+    "seq2seq: a pointer-generator: each output token mixes the vocabulary distribution with a copy of the source's "
+    "tokens, weighted by a copy attention, through a learned gate (See et al. 2017)");
   f("marker_id", c.marker_id, Origin::Tokenizer, "encoder marker head: the marker token id");
   f("pad_id", c.pad_id, Origin::Tokenizer, "padding token id");
   f("bos_id", c.bos_id, Origin::Tokenizer, "start-of-sequence token id");

@@ -2,7 +2,9 @@
 
 #include <torch/torch.h>
 
+#include "strata/attn/attention_call.h"
 #include "strata/core/error.h"
+#include "strata/models/collate.h"
 #include "strata/models/model_layers.h"
 #include "strata/models/prefix_settings.h"
 
@@ -56,6 +58,11 @@ Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config) : config_(config) {
   if (config.prefix_length > 0)
     prefix = register_module("prefix", nn::PrefixTuning(prefix_options(config)));
   final_logits_bias = register_final_logits_bias(*this, config);
+  if (config.copy) {
+    copy_query = register_module("copy_query", torch::nn::Linear(config.d_model, config.d_model));
+    copy_key = register_module("copy_key", torch::nn::Linear(config.d_model, config.d_model));
+    copy_gate = register_module("copy_gate", torch::nn::Linear(2 * config.d_model, 1));
+  }
   init_weights(*this, config.pad_id);
 }
 
@@ -91,6 +98,10 @@ EncoderOutput Seq2SeqImpl::encode(const at::Tensor& source, const at::Tensor& pa
   if (config_.prefix_encoder_blocks > 1) check_segments(*layout, padding, config_.prefix_encoder_blocks);
   if (structured) out.layout = *layout;
   out.hidden = encoder(source, padding, structured ? layout : nullptr, out.prefixes ? &out.prefixes->encoder : nullptr);
+  if (config_.copy) {
+    out.source = source;
+    out.copy_keys = copy_key(out.hidden);
+  }
   return out;
 }
 
@@ -105,10 +116,57 @@ at::Tensor Seq2SeqImpl::logits(const at::Tensor& hidden) {
   return output_logits(config_, hidden, shared->weight, lm_head, final_logits_bias);
 }
 
+Seq2SeqImpl::CopyParts Seq2SeqImpl::copy_parts(const at::Tensor& h, const EncoderOutput& encoded) {
+  if (!encoded.copy_keys.defined() || !encoded.source.defined())
+    throw Error("model.copy: the encoder output has no source ids and copy keys (encode() gives them)");
+  // The copy attention: one head through the engine, its weights kept.
+  attn::AttentionCall call;
+  call.q = copy_query(h).unsqueeze(1);  // [B, 1, T, d]
+  call.k = call.v = encoded.copy_keys.unsqueeze(1);  // [B, 1, Ls, d]
+  call.key_padding = encoded.padding;
+  at::Tensor weights;  // [B, 1, T, Ls]
+  const at::Tensor context = attn::attend_keeping_weights(call, weights).squeeze(1);
+  return {weights.squeeze(1).to(torch::kFloat), copy_gate(torch::cat({h, context}, -1)).to(torch::kFloat)};
+}
+
+at::Tensor Seq2SeqImpl::next_token_scores(const at::Tensor& hidden, const EncoderOutput& encoded) {
+  const at::Tensor vocabulary = logits(hidden);
+  if (!config_.copy) return vocabulary;
+  const bool one_step = hidden.dim() == 2;  // [B, d]: a decoding step
+  const at::Tensor h = one_step ? hidden.unsqueeze(1) : hidden;  // [B, T, d]
+  const CopyParts parts = copy_parts(h, encoded);
+  const std::int64_t batch = h.size(0), steps = h.size(1);
+  const at::Tensor ids = encoded.source.to(torch::kInt64).unsqueeze(1).expand({batch, steps, parts.weights.size(2)});
+  const at::Tensor copied =
+      torch::zeros({batch, steps, vocabulary.size(-1)}, parts.weights.options()).scatter_add(2, ids, parts.weights);
+  // log(g · softmax(logits) + (1 − g) · copied) in log space; g = sigmoid(gate).
+  const at::Tensor scores =
+      torch::logaddexp(torch::log_sigmoid(parts.gate) + torch::log_softmax(vocabulary.view({batch, steps, -1}).to(torch::kFloat), -1),
+                       torch::log_sigmoid(-parts.gate) + copied.clamp_min(1e-20).log());
+  return one_step ? scores.squeeze(1) : scores;
+}
+
+at::Tensor Seq2SeqImpl::label_log_probs(const at::Tensor& hidden, const EncoderOutput& encoded, const at::Tensor& labels) {
+  const at::Tensor vocabulary = torch::log_softmax(logits(hidden).to(torch::kFloat), -1);
+  const at::Tensor real = labels.ne(kIgnoreLabel);
+  const at::Tensor safe = labels.masked_fill(real.logical_not(), 0).to(torch::kInt64);  // [B, T]
+  const at::Tensor generated = vocabulary.gather(2, safe.unsqueeze(2)).squeeze(2);
+  if (!config_.copy) return generated.masked_fill(real.logical_not(), 0);
+  const CopyParts parts = copy_parts(hidden, encoded);
+  // The copy's probability of the label: the weight on the source positions that hold it.
+  const at::Tensor holds = encoded.source.to(torch::kInt64).unsqueeze(1).eq(safe.unsqueeze(2));  // [B, T, Ls]
+  const at::Tensor copied = (parts.weights * holds).sum(-1);
+  const at::Tensor gate = parts.gate.squeeze(-1);
+  const at::Tensor mixed = torch::logaddexp(torch::log_sigmoid(gate) + generated,
+                                            torch::log_sigmoid(-gate) + copied.clamp_min(1e-20).log());
+  return mixed.masked_fill(real.logical_not(), 0);
+}
+
 at::Tensor Seq2SeqImpl::forward(const at::Tensor& source, const at::Tensor& padding,
                                 const at::Tensor& decoder_inputs, const attn::TokenLayout* layout,
                                 const at::Tensor& decoder_padding) {
-  return logits(decode(decoder_inputs, encode(source, padding, layout), nullptr, decoder_padding));
+  const EncoderOutput encoded = encode(source, padding, layout);
+  return next_token_scores(decode(decoder_inputs, encoded, nullptr, decoder_padding), encoded);
 }
 
 }  // namespace strata::models

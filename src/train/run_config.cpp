@@ -95,6 +95,9 @@ ConfigSchema run_schema() {
   s.add("train.max_steps", t.max_steps, "optimizer updates");
   s.add("train.max_epochs", t.max_epochs, "passes over the training set; 0 = no limit");
   s.add("train.max_minutes", t.max_minutes, "wall-clock budget; 0 = none (a budget makes runs machine-dependent)");
+  s.add("train.expected_minutes", t.expected_minutes,
+        "how long the run should take; past it, one warning and training goes on to max_steps (results stay "
+        "machine-independent); 0 = no warning");
   s.add("train.learning_rate", t.schedule.peak_lr, "peak learning rate");
   s.add("train.min_learning_rate", t.schedule.min_lr, "learning rate at the end of the decay");
   s.add("train.warmup_steps", t.schedule.warmup_steps, "linear warm-up from 0");
@@ -186,6 +189,7 @@ TrainOptions train_options(const Config& c) {
   t.max_steps = positive("train.max_steps");
   t.max_epochs = c.get<std::int64_t>("train.max_epochs");
   t.max_minutes = c.get<double>("train.max_minutes");
+  t.expected_minutes = c.get<double>("train.expected_minutes");
   t.schedule.peak_lr = c.get<double>("train.learning_rate");
   t.schedule.min_lr = c.get<double>("train.min_learning_rate");
   t.schedule.warmup_steps = c.get<std::int64_t>("train.warmup_steps");

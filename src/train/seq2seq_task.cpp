@@ -39,6 +39,13 @@ BatchLoss Seq2SeqTask::loss(Split split, std::span<const std::size_t> rows, doub
   const models::Seq2SeqBatch batch = models::collate_seq2seq(split == Split::Train ? train_ : valid_, rows,
                                                              config.pad_id, config.decoder_start_id,
                                                              /*with_targets=*/true, model_->uses_layout());
+  if (config.copy && label_smoothing == 0) {
+    // The pointer-generator's loss from the labels' probabilities alone: no [B, T, V] mixture.
+    const models::EncoderOutput encoded = model_->encode(batch.source, batch.source_padding, &batch.source_layout);
+    const at::Tensor hidden = model_->decode(batch.decoder_inputs, encoded, nullptr, batch.decoder_padding);
+    return {-model_->label_log_probs(hidden, encoded, batch.labels).sum(), batch.target_tokens,
+            batch.source_tokens + batch.target_tokens};
+  }
   const at::Tensor logits =
       model_->forward(batch.source, batch.source_padding, batch.decoder_inputs, &batch.source_layout,
                       batch.decoder_padding);

@@ -133,6 +133,7 @@ class Loop {
       } else {
         progress.add(1);
         progress.set_status(status_);
+        warn_past_expected_minutes(start);
         if (state_.step % options_.eval_every == 0 && evaluate_and_save_agreed()) result.stop_reason = "patience";
       }
     }
@@ -166,6 +167,20 @@ class Loop {
   }
 
   bool lead() const { return !run_.group || run_.group->rank() == 0; }
+
+  // Once, when train.expected_minutes has passed with steps left: the run goes on (its result
+  // does not depend on the clock), and says so rather than stopping early.
+  void warn_past_expected_minutes(Clock::time_point start) {
+    if (warned_expected_ || options_.expected_minutes <= 0 || !lead() || state_.step >= options_.max_steps) return;
+    const double minutes = std::chrono::duration<double>(Clock::now() - start).count() / 60;
+    if (minutes <= options_.expected_minutes) return;
+    warned_expected_ = true;
+    std::fprintf(stderr,
+                 "\nstrata: warning: %.1f minutes passed, past the expected %.1f (train.expected_minutes), at step "
+                 "%lld of %lld: this machine is slower or busier than expected; training goes on to the last step\n",
+                 minutes, options_.expected_minutes, static_cast<long long>(state_.step),
+                 static_cast<long long>(options_.max_steps));
+  }
 
   // "interrupted" (Ctrl-C), "max_minutes" or "": in a data-parallel run, every rank stops at
   // the same step, when any was interrupted or rank 0's clock says the time is up.
@@ -460,6 +475,7 @@ class Loop {
   std::unique_ptr<GradientReducer> reducer_;  // data-parallel runs only
   std::int64_t saved_step_ = -1;
   double window_loss_ = 0, window_comm_s_ = 0;
+  bool warned_expected_ = false;
   std::int64_t window_tokens_ = 0, window_steps_ = 0, window_updates_ = 0;
   Clock::time_point window_start_;
   std::string status_;

@@ -136,6 +136,39 @@ TEST_F(CliRouge, MissingFieldNamesFileLineAndFieldAndWritesNothing) {
   EXPECT_FALSE(fs::exists(per_example));
 }
 
+// --against: a paired bootstrap of two systems on the same references. A system that copies
+// the reference beats one that does not, with p = 0; the numbers are each system's mean F1.
+TEST_F(CliRouge, AgainstTestsTwoSystemsOnTheSameReferences) {
+  const Pairs pairs = make_pairs();
+  std::string perfect, shifted;
+  for (std::size_t i = 0; i < pairs.references.size(); ++i) {
+    perfect += nlohmann::json{{"prediction", pairs.references[i]}, {"reference", pairs.references[i]}}.dump() + "\n";
+    shifted += nlohmann::json{{"prediction", pairs.references[i]},
+                              {"reference", pairs.references[(i + 1) % pairs.references.size()]}}.dump() + "\n";
+  }
+  const fs::path ours = write("perfect.jsonl", perfect), theirs = write("pairs.jsonl", pairs.jsonl);
+  Result r = run("--pairs " + ours.string() + " --against " + theirs.string() + " --json --types rouge1,rouge2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json summary = nlohmann::json::parse(r.out);
+  const nlohmann::json& paired = summary["against"]["paired_bootstrap"]["fmeasure"];
+  EXPECT_DOUBLE_EQ(paired["rouge1"]["a"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(paired["rouge1"]["a"].get<double>(), summary["scores"]["rouge1"]["fmeasure"]["mean"].get<double>());
+  EXPECT_LT(paired["rouge1"]["b"].get<double>(), 0.9);
+  EXPECT_EQ(paired["rouge2"]["p_value"].get<double>(), 0.0);
+
+  // The same system against itself: no resample shows a winner.
+  r = run("--pairs " + ours.string() + " --against " + ours.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("paired bootstrap of mean F1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1.0000"), std::string::npos) << r.out;
+
+  // Other references, line by line, are refused with the line that differs.
+  r = run("--pairs " + ours.string() + " --against " + write("shifted.jsonl", shifted).string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("shifted.jsonl:1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("same references"), std::string::npos) << r.err;
+}
+
 TEST_F(CliRouge, BadInputsFail) {
   const fs::path input = write("pairs.jsonl", make_pairs().jsonl);
   Result r = run("--pairs " + input.string() + " --types rouge1,rougeX");

@@ -77,6 +77,17 @@ TEST_F(CliTrain, SummarizeADocumentAndEvaluateADataset) {
   EXPECT_TRUE(fs::exists(dir_ / "eval/predictions.jsonl"));
 }
 
+TEST_F(CliTrain, PastTheExpectedMinutesTrainingWarnsOnceAndGoesOnToTheLastStep) {
+  const CliResult r = run("train --config " + path("tiny.toml") + " --out " + path("expected") +
+                          " train.expected_minutes=0.000001");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string warning = "past the expected 0.0 (train.expected_minutes)";
+  const std::size_t first = r.err.find(warning);
+  EXPECT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(warning, first + 1), std::string::npos) << "warned more than once:\n" << r.err;
+  EXPECT_NE(r.out.find("stopped after 6 steps (max_steps)"), std::string::npos) << r.out;
+}
+
 TEST_F(CliTrain, ResumeOfAFinishedRunStopsAtOnceAndARerunWithoutItIsRefused) {
   ASSERT_EQ(trained_.exit_code, 0) << trained_.err;
   const CliResult again = run("train --quiet --config " + path("tiny.toml") + " --out " + path("run"));

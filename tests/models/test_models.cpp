@@ -180,6 +180,51 @@ TEST(Seq2Seq, LearnsToCopyItsInput) {
   EXPECT_LT(last, 0.3);
 }
 
+// model.copy: the scores are log-probabilities of g · softmax(logits) + (1 - g) · copy, where
+// copy gives each source id the copy attention's weight on its positions (padding none).
+TEST(Seq2Seq, ThePointerGeneratorMixesTheVocabularyWithCopiesOfTheSource) {
+  torch::manual_seed(6);
+  ModelConfig c = tiny("seq2seq", /*pre_norm=*/true);
+  c.copy = true;
+  Seq2Seq model(c);
+  model->eval();
+  torch::NoGradGuard no_grad;
+  const at::Tensor source = torch::tensor({{5, 9, 5, 12, 1}, {7, 8, 1, 0, 0}}, torch::kInt64);
+  const at::Tensor padding = torch::tensor({{1, 1, 1, 1, 1}, {1, 1, 1, 0, 0}}, torch::kBool);
+  const at::Tensor inputs = torch::randint(3, 40, {2, 4}, torch::kInt64);
+  const EncoderOutput encoded = model->encode(source, padding);
+  const at::Tensor hidden = model->decode(inputs, encoded);
+  const at::Tensor scores = model->next_token_scores(hidden, encoded);
+  ASSERT_EQ(scores.sizes(), (std::vector<std::int64_t>{2, 4, 40}));
+  EXPECT_TRUE(torch::allclose(scores.exp().sum(-1), torch::ones({2, 4}), 1e-5, 1e-5));
+
+  // The copy attention by hand: softmax over the real source positions of q · k / √d.
+  const at::Tensor q = model->copy_query(hidden), k = model->copy_key(encoded.hidden);
+  const at::Tensor weights = torch::softmax(
+      torch::matmul(q, k.transpose(1, 2)).div(std::sqrt(16.0)).masked_fill(padding.logical_not().unsqueeze(1), -1e9), -1);
+  const at::Tensor context = torch::matmul(weights, k);
+  const at::Tensor gate = torch::sigmoid(model->copy_gate(torch::cat({hidden, context}, -1)));
+  at::Tensor copy = torch::zeros({2, 4, 40});
+  for (int b = 0; b < 2; ++b)
+    for (int j = 0; j < 5; ++j)
+      if (padding[b][j].item<bool>()) copy[b].select(1, source[b][j].item<std::int64_t>()) += weights[b].select(1, j);
+  const at::Tensor expected = gate * torch::softmax(model->logits(hidden), -1) + (1 - gate) * copy;
+  EXPECT_TRUE(torch::allclose(scores.exp(), expected, 1e-5, 1e-6));
+
+  // Training reads the labels' probabilities alone: the same numbers, 0 where ignored.
+  const at::Tensor labels = torch::tensor({{5, 12, 3, -100}, {8, 7, -100, -100}}, torch::kInt64);
+  const at::Tensor at_labels = scores.gather(2, labels.clamp_min(0).unsqueeze(2)).squeeze(2).masked_fill(labels.lt(0), 0);
+  EXPECT_TRUE(torch::allclose(model->label_log_probs(hidden, encoded, labels), at_labels, 1e-5, 1e-6));
+  // Decoding steps read the same, one position at a time (the stepper's [B, d] form).
+  EXPECT_TRUE(torch::allclose(model->next_token_scores(hidden.select(1, 2), encoded), scores.select(1, 2), 1e-5, 1e-6));
+  // Without model.copy, the scores are the logits.
+  Seq2Seq plain(tiny("seq2seq", true));
+  plain->eval();
+  const EncoderOutput plain_encoded = plain->encode(source, padding);
+  const at::Tensor plain_hidden = plain->decode(inputs, plain_encoded);
+  EXPECT_TRUE(torch::equal(plain->next_token_scores(plain_hidden, plain_encoded), plain->logits(plain_hidden)));
+}
+
 TEST(CausalLm, CachedStepsEqualTheFullPassAndThereIsNoCrossAttention) {
   torch::manual_seed(5);
   CausalLm model(tiny("causal_lm", /*pre_norm=*/true));

@@ -159,6 +159,9 @@ struct ModelConfig {
   bool pooler = false;
   bool global_projections = false;
   bool ffn_gated = false;
+  // seq2seq: a pointer-generator (See et al. 2017): each output mixes the vocabulary
+  // distribution with a copy distribution over the source tokens, by a learned gate.
+  bool copy = false;
 
   // The spec of `layer` among `count` from a list above (plain when the list is empty).
   static attn::LayerSpec spec_of(const std::vector<attn::LayerSpec>& specs, std::int64_t layer);

@@ -24,6 +24,8 @@ struct EncoderOutput {
   at::Tensor padding;  // [B, Ls] bool, true = real token
   std::optional<attn::TokenLayout> layout{};  // the source's layout, when the model reads it
   std::optional<nn::PrefixStates> prefixes{};  // shared by the batch: [1, H, P, Dh] each
+  // model.copy: the source's token ids [B, Ls] and the copy attention's keys [B, Ls, d].
+  at::Tensor source{}, copy_keys{};
 };
 
 // With prefixes (config.prefix_length > 0) the keys and values come from the
@@ -44,8 +46,19 @@ class Seq2SeqImpl : public torch::nn::Module {
   // position (what a top-p cross-attention counts), or undefined for all.
   at::Tensor decode(const at::Tensor& inputs, const EncoderOutput& encoded, nn::KvCache* cache = nullptr,
                     const at::Tensor& padding = {});
-  at::Tensor logits(const at::Tensor& hidden);  // [.., d] -> [.., V]
-  // Teacher-forced logits [B, T, V]; decoder_padding as decode()'s padding.
+  at::Tensor logits(const at::Tensor& hidden);  // [.., d] -> [.., V], the vocabulary's
+  // What the next token is scored by, from decoder hidden states [B, T, d] or [B, d]: the
+  // logits, or with model.copy the pointer-generator's log-probabilities
+  // log(g · softmax(logits) + (1 − g) · copy), where copy puts the copy attention's weight on
+  // each source token's id. softmax leaves log-probabilities unchanged, so losses and
+  // decoders read both alike.
+  at::Tensor next_token_scores(const at::Tensor& hidden, const EncoderOutput& encoded);
+  // log p(label) [B, T] under the next-token distribution, from hidden states [B, T, d];
+  // 0 where the label is models::kIgnoreLabel. With model.copy this builds no [B, T, V]
+  // mixture: the vocabulary's share is read at the label, the copy's from the attention on
+  // the source positions that hold it (what training needs, in memory B·T·(V + Ls)).
+  at::Tensor label_log_probs(const at::Tensor& hidden, const EncoderOutput& encoded, const at::Tensor& labels);
+  // Teacher-forced next-token scores [B, T, V]; decoder_padding as decode()'s padding.
   at::Tensor forward(const at::Tensor& source, const at::Tensor& padding, const at::Tensor& decoder_inputs,
                      const attn::TokenLayout* layout = nullptr, const at::Tensor& decoder_padding = {});
   // Whether encode() needs the source layout: a structured encoder or cross-attention spec,
@@ -68,8 +81,17 @@ class Seq2SeqImpl : public torch::nn::Module {
   nn::AdaptableLinear lm_head{nullptr};  // only when embeddings are not tied
   nn::PrefixTuning prefix{nullptr};     // only with prefixes and their MLP
   at::Tensor final_logits_bias;         // [1, V] buffer, only with model.final_logits_bias
+  // model.copy: the copy attention's projections (one head) and the gate over [hidden; context].
+  torch::nn::Linear copy_query{nullptr}, copy_key{nullptr}, copy_gate{nullptr};
 
  private:
+  // The copy attention's weights [B, T, Ls] over the source and the gate's logit [B, T, 1]
+  // (sigmoid: the share generated from the vocabulary), for hidden states [B, T, d].
+  struct CopyParts {
+    at::Tensor weights, gate;
+  };
+  CopyParts copy_parts(const at::Tensor& hidden, const EncoderOutput& encoded);
+
   ModelConfig config_;
   std::optional<nn::PrefixStates> fixed_prefix_;
 };

@@ -34,6 +34,7 @@ struct TrainOptions {
   std::int64_t max_steps = 1000;
   std::int64_t max_epochs = 0;     // 0 = no limit
   double max_minutes = 0;          // 0 = no limit; stops after the first step past it
+  double expected_minutes = 0;     // 0 = none; past it, a warning once (training goes on)
   LrSchedule schedule;
   double weight_decay = 0.01, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double clip_norm = 1.0;          // 0 = no clipping
