@@ -1,6 +1,7 @@
 #include "strata/data/seq2seq_examples.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <numeric>
 #include <string>
@@ -190,7 +191,10 @@ Made make(const Document& document, const Tokenizer& tokenizer, const Truncation
           std::int32_t eos, const SectionMarkers& markers) {
   Made made;
   made.example.id = document.id;
-  made.example.source = make_source(document, tokenizer, options, eos, markers, made.source);
+  made.example.source = options.lead_section.empty()
+                            ? make_source(document, tokenizer, options, eos, markers, made.source)
+                            : make_source(with_section_first(document, options.lead_section), tokenizer, options, eos,
+                                          markers, made.source);
   std::vector<std::int32_t>& target = made.example.target;
   target = tokenizer.encode(document.summary);
   made.target_truncated = target.size() > options.max_target_tokens - 1;
@@ -251,6 +255,22 @@ std::vector<std::size_t> share_budget(std::span<const std::size_t> section_lengt
     extra -= extra > 0;
   }
   return share;
+}
+
+Document with_section_first(const Document& document, std::string_view heading) {
+  const auto matches = [&](const Section& section) {
+    return section.heading.size() == heading.size() &&
+           std::equal(heading.begin(), heading.end(), section.heading.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+           });
+  };
+  const std::vector<Section>& children = document.root.children;
+  const auto lead = std::find_if(children.begin(), children.end(), matches);
+  if (heading.empty() || lead == children.end() || lead == children.begin()) return document;
+  Document reordered = document;
+  std::vector<Section>& sections = reordered.root.children;
+  std::rotate(sections.begin(), sections.begin() + (lead - children.begin()), sections.begin() + (lead - children.begin()) + 1);
+  return reordered;
 }
 
 Seq2SeqExample make_seq2seq_example(const Document& document, const Tokenizer& tokenizer,

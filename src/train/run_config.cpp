@@ -29,6 +29,9 @@ ConfigSchema run_schema() {
         "attention read; 0 = model.prefix_encoder_blocks");
   s.add("data.section_tokens", std::string(section_tokens_name(d.truncation.section_tokens)),
         "markers before each section's source text: none, sectok ([SEC]) or lvlsectok ([SEC-L1], [SEC-L2], …; seed 001 §5.2)");
+  s.add("data.lead_section", std::string(),
+        "a top-level section read first, before the others and the cut (e.g. \"DESCRIPTION\" of a man page); "
+        "\"\" = document order");
   s.add("data.block_size", std::int64_t(d.block_size), "language models: tokens per training chunk");
   s.add("data.blocks", std::string("stream"),
         "language models: stream (documents concatenated and cut every data.block_size tokens), document "
@@ -160,6 +163,7 @@ DataOptions data_options(const Config& c) {
     segments = c.contains("model.prefix_encoder_blocks") ? c.get<std::int64_t>("model.prefix_encoder_blocks") : 1;
   d.truncation.segments = static_cast<int>(std::max<std::int64_t>(segments, 1));
   d.truncation.section_tokens = section_tokens_from_name(c.get<std::string>("data.section_tokens"));
+  d.truncation.lead_section = c.get<std::string>("data.lead_section");
   d.block_size = static_cast<std::size_t>(c.get<std::int64_t>("data.block_size"));
   d.blocking = parse_lm_blocking(c.get<std::string>("data.blocks"));
   d.train_fraction = c.get<double>("data.train_fraction");

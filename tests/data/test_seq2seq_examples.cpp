@@ -110,6 +110,28 @@ TEST(Seq2SeqExample, TargetIsTruncatedWithEosKeptLast) {
   EXPECT_EQ(example.reference, document.summary);  // the text stays whole for ROUGE
 }
 
+// data.lead_section: the named top-level section is read first (after the root's own text),
+// before the cut, so a head cut keeps it; an unknown heading leaves the document order.
+TEST(Seq2SeqExample, ALeadSectionIsReadFirstAndSurvivesTheCut) {
+  const WordTokenizer tokenizer;
+  const Document document = three_part_document();
+  const Layout full = make_layout(document, tokenizer);
+  TruncationOptions options;
+  options.max_source_tokens = 13;
+  options.lead_section = "b";
+  const Layout source = make_seq2seq_example(document, tokenizer, options).source;
+  std::vector<std::size_t> kept{0, 1, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21};
+  ASSERT_EQ(source.size(), kept.size() + 1);
+  for (std::size_t p = 0; p < kept.size(); ++p) EXPECT_EQ(source.token[p], full.token[kept[p]]) << p;
+  EXPECT_EQ(source.tree.heading, (std::vector<std::string>{"title", "B", "A"}));
+  EXPECT_EQ(source.section[2], 1);
+
+  options.lead_section = "NOTES";
+  EXPECT_EQ(make_seq2seq_example(document, tokenizer, options).source.token,
+            make_seq2seq_example(document, tokenizer, {.max_source_tokens = 13}).source.token);
+  EXPECT_EQ(with_section_first(document, "A").root.children[0].heading, "A");
+}
+
 TEST(Seq2SeqExample, SectionLeadSharesTheBudgetAmongSections) {
   const WordTokenizer tokenizer;
   const Document document = three_part_document();

@@ -45,7 +45,16 @@ struct TruncationOptions {
   TruncationPolicy policy = TruncationPolicy::Head;
   int segments = 1;  // K of the source layout's even split into segments
   SectionTokens section_tokens = SectionTokens::None;  // count against max_source_tokens
+  // A top-level section read first (its heading, e.g. "DESCRIPTION", compared without case),
+  // the others after it in their order; before the cut, so it is kept. "" or no such section:
+  // document order.
+  std::string lead_section;
 };
+
+// `document` with its top-level section headed `heading` (compared without case) first, the
+// others after it in their order; unchanged when none is (or `heading` is empty). Sections
+// keep their spans into the text: only the order in which they are read changes.
+Document with_section_first(const Document& document, std::string_view heading);
 
 struct Seq2SeqExample {
   std::string id;
