@@ -296,8 +296,8 @@ struct Explorer::Impl {
   std::deque<std::pair<std::string, Json>> views;  // the last attention views answered, oldest first
   mutable std::mutex mutex;
 
-  const Document& find_document(const std::string& id) const {
-    for (const Document& d : documents)
+  Document& find_document(const std::string& id) {
+    for (Document& d : documents)
       if (d.id == id) return d;
     throw ExploreError(404, "no document '" + id + "': post it to /api/documents (the server keeps the last " +
                                 std::to_string(options.documents) + ")");
@@ -363,10 +363,9 @@ struct Explorer::Impl {
     }
   }
 
-  LayerReading& layer_of(const std::string& run, const std::string& doc, std::int64_t layer) const {
+  LayerReading& layer_of(const std::string& run, const std::string& doc, std::int64_t layer) {
     const Run& r = find_run(runs, run);
-    const Document& d = find_document(doc);
-    auto& reading = const_cast<RunReading&>(d.runs.at(r.id));
+    RunReading& reading = find_document(doc).runs.at(r.id);
     if (layer < 0 || layer >= static_cast<std::int64_t>(reading.layers.size()))
       throw ExploreError(400, fmt::format("layer = {} is outside [0, {})", layer, reading.layers.size()));
     return reading.layers[layer];

@@ -3,7 +3,6 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <limits>
 #include <string>
 
 #include "kernels/query_votes.h"
@@ -16,15 +15,6 @@ namespace strata::attn {
 namespace {
 
 at::Tensor detached(const at::Tensor& t) { return t.defined() ? t.detach() : t; }
-
-// Softmax over the visible keys of each row; a row that sees none gives zeros.
-at::Tensor masked_softmax(const at::Tensor& scores, const at::Tensor& visible) {
-  const at::Tensor hidden = visible.logical_not();
-  const at::Tensor sees_any = visible.any(-1, /*keepdim=*/true);
-  const at::Tensor finite = scores.masked_fill(hidden, -std::numeric_limits<float>::infinity())
-                                .masked_fill(sees_any.logical_not(), 0.0);
-  return torch::softmax(finite, -1) * sees_any;
-}
 
 }  // namespace
 

@@ -164,7 +164,7 @@ TEST(MultiHeadAttention, AKeptCallGivesTheRecordedWeights) {
   nn::MultiHeadAttention mha(options);
   mha->eval();
   const at::Tensor x = torch::randn({1, 6, 8});
-  const nn::PrefixKv prefix{torch::randn({1, 2, 3, 4}), torch::randn({1, 2, 3, 4})};
+  const nn::PrefixKv prefix{torch::randn({1, 2, 3, 4}), torch::randn({1, 2, 3, 4}), at::Tensor()};
   EXPECT_EQ(mha->kept_call(), nullptr);
   mha->record_weights(true);
   mha->keep_calls(true);

@@ -71,17 +71,6 @@ at::Tensor relation_bias(const PairRules& rules, const at::Tensor& table) {
       .permute({1, 0, 2, 3});
 }
 
-// softmax over the visible keys; a row that sees none gives zeros, through finite scores so
-// that backward stays finite too. `visible` undefined = every key.
-at::Tensor masked_softmax(at::Tensor scores, const at::Tensor& visible) {
-  if (!visible.defined()) return torch::softmax(scores, -1);
-  scores = scores.masked_fill(visible.logical_not(), -std::numeric_limits<float>::infinity());
-  const at::Tensor row_sees_any = visible.any(-1, /*keepdim=*/true);
-  if (row_sees_any.all().item<bool>()) return torch::softmax(scores, -1);
-  scores = scores.masked_fill(row_sees_any.logical_not(), 0.0);
-  return torch::softmax(scores, -1) * row_sees_any;
-}
-
 // Gumbel noise of head h for every (b, i, n): [B, Lq, P + Lk], drawn as the fused kernel draws
 // it (tiles::add_gumbel), so both kernels add the same noise to the bit.
 at::Tensor gumbel_noise(const PairRules& rules, std::uint64_t seed, std::int64_t h) {
@@ -118,6 +107,15 @@ at::Tensor dropout_scale(const PairRules& rules, std::uint64_t seed, double rate
 }
 
 }  // namespace
+
+at::Tensor masked_softmax(at::Tensor scores, const at::Tensor& visible) {
+  if (!visible.defined()) return torch::softmax(scores, -1);
+  scores = scores.masked_fill(visible.logical_not(), -std::numeric_limits<float>::infinity());
+  const at::Tensor row_sees_any = visible.any(-1, /*keepdim=*/true);
+  if (row_sees_any.all().item<bool>()) return torch::softmax(scores, -1);
+  scores = scores.masked_fill(row_sees_any.logical_not(), 0.0);
+  return torch::softmax(scores, -1) * row_sees_any;
+}
 
 at::Tensor top_p_keep_from_impact(const at::Tensor& key_impact, double p) {
   const at::Tensor impact = key_impact.to(torch::kCPU, torch::kDouble).contiguous();

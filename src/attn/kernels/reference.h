@@ -20,6 +20,10 @@ namespace strata::attn {
 // `weights`, when given, receives the attention weights before dropout, [B, H, Lq, P + Lk].
 at::Tensor reference_attention(const AttentionCall& call, at::Tensor* weights = nullptr);
 
+// softmax over the visible keys (bool, broadcast to scores); a row that sees none gives zeros,
+// through finite scores so that backward stays finite too. `visible` undefined = every key.
+at::Tensor masked_softmax(at::Tensor scores, const at::Tensor& visible);
+
 // TopP's keep mask [B, P + Lk] float (1 kept) from the key impact [B, P + Lk] (any float
 // type): per batch item, the fewest keys of largest normalised impact whose impact sums to at
 // least p, ties to the lower n; nothing kept where no query sees any key.
