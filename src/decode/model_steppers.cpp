@@ -25,7 +25,7 @@ at::Tensor Seq2SeqStepper::step(const at::Tensor& tokens) {
     history_ = history_.defined() ? torch::cat({history_, column}, 1) : column;
     hidden = model_->decode(history_, encoded_).narrow(1, -1, 1);
   }
-  return torch::log_softmax(model_->next_token_scores(hidden.squeeze(1), encoded_), -1);
+  return torch::log_softmax(model_->next_token_scores(hidden.squeeze(1), encoded_, column), -1);
 }
 
 void Seq2SeqStepper::reorder(const at::Tensor& index) {

@@ -64,6 +64,8 @@ Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config) : config_(config) {
     copy_gate = register_module("copy_gate", torch::nn::Linear(2 * config.d_model, 1));
   }
   init_weights(*this, config.pad_id);
+  // After init_weights: the bias starts at 1, already favouring a copy that goes on.
+  if (config.copy) copy_follow = register_parameter("copy_follow", torch::ones({1}));
 }
 
 nn::PrefixStates Seq2SeqImpl::prefix_states() {
@@ -116,7 +118,8 @@ at::Tensor Seq2SeqImpl::logits(const at::Tensor& hidden) {
   return output_logits(config_, hidden, shared->weight, lm_head, final_logits_bias);
 }
 
-Seq2SeqImpl::CopyParts Seq2SeqImpl::copy_parts(const at::Tensor& h, const EncoderOutput& encoded) {
+Seq2SeqImpl::CopyParts Seq2SeqImpl::copy_parts(const at::Tensor& h, const EncoderOutput& encoded,
+                                                const at::Tensor& inputs) {
   if (!encoded.copy_keys.defined() || !encoded.source.defined())
     throw Error("model.copy: the encoder output has no source ids and copy keys (encode() gives them)");
   // The copy attention: one head through the engine, its weights kept.
@@ -124,17 +127,30 @@ Seq2SeqImpl::CopyParts Seq2SeqImpl::copy_parts(const at::Tensor& h, const Encode
   call.q = copy_query(h).unsqueeze(1);  // [B, 1, T, d]
   call.k = call.v = encoded.copy_keys.unsqueeze(1);  // [B, 1, Ls, d]
   call.key_padding = encoded.padding;
+  // Spans: a learned bias toward the source positions that follow an occurrence of the token
+  // just read (the decoder's input), so that copying goes on where it left off.
+  attn::LayerSpec spec;
+  if (inputs.defined()) {
+    const at::Tensor source = encoded.source.to(torch::kInt64);
+    const at::Tensor before = torch::cat({torch::full({source.size(0), 1}, -1, source.options()),
+                                          source.narrow(1, 0, source.size(1) - 1)}, 1);  // [B, Ls]: source[j - 1]
+    const at::Tensor follows = before.unsqueeze(1).eq(inputs.to(torch::kInt64).view({source.size(0), -1, 1}));
+    call.dense_bias = (follows.to(copy_follow.dtype()) * copy_follow).unsqueeze(1);  // [B, 1, T, Ls]
+    spec.dense_bias = true;
+    call.spec = &spec;
+  }
   at::Tensor weights;  // [B, 1, T, Ls]
   const at::Tensor context = attn::attend_keeping_weights(call, weights).squeeze(1);
   return {weights.squeeze(1).to(torch::kFloat), copy_gate(torch::cat({h, context}, -1)).to(torch::kFloat)};
 }
 
-at::Tensor Seq2SeqImpl::next_token_scores(const at::Tensor& hidden, const EncoderOutput& encoded) {
+at::Tensor Seq2SeqImpl::next_token_scores(const at::Tensor& hidden, const EncoderOutput& encoded,
+                                           const at::Tensor& inputs) {
   const at::Tensor vocabulary = logits(hidden);
   if (!config_.copy) return vocabulary;
   const bool one_step = hidden.dim() == 2;  // [B, d]: a decoding step
   const at::Tensor h = one_step ? hidden.unsqueeze(1) : hidden;  // [B, T, d]
-  const CopyParts parts = copy_parts(h, encoded);
+  const CopyParts parts = copy_parts(h, encoded, inputs);
   const std::int64_t batch = h.size(0), steps = h.size(1);
   const at::Tensor ids = encoded.source.to(torch::kInt64).unsqueeze(1).expand({batch, steps, parts.weights.size(2)});
   const at::Tensor copied =
@@ -146,13 +162,14 @@ at::Tensor Seq2SeqImpl::next_token_scores(const at::Tensor& hidden, const Encode
   return one_step ? scores.squeeze(1) : scores;
 }
 
-at::Tensor Seq2SeqImpl::label_log_probs(const at::Tensor& hidden, const EncoderOutput& encoded, const at::Tensor& labels) {
+at::Tensor Seq2SeqImpl::label_log_probs(const at::Tensor& hidden, const EncoderOutput& encoded, const at::Tensor& labels,
+                                         const at::Tensor& inputs) {
   const at::Tensor vocabulary = torch::log_softmax(logits(hidden).to(torch::kFloat), -1);
   const at::Tensor real = labels.ne(kIgnoreLabel);
   const at::Tensor safe = labels.masked_fill(real.logical_not(), 0).to(torch::kInt64);  // [B, T]
   const at::Tensor generated = vocabulary.gather(2, safe.unsqueeze(2)).squeeze(2);
   if (!config_.copy) return generated.masked_fill(real.logical_not(), 0);
-  const CopyParts parts = copy_parts(hidden, encoded);
+  const CopyParts parts = copy_parts(hidden, encoded, inputs);
   // The copy's probability of the label: the weight on the source positions that hold it.
   const at::Tensor holds = encoded.source.to(torch::kInt64).unsqueeze(1).eq(safe.unsqueeze(2));  // [B, T, Ls]
   const at::Tensor copied = (parts.weights * holds).sum(-1);
@@ -166,7 +183,7 @@ at::Tensor Seq2SeqImpl::forward(const at::Tensor& source, const at::Tensor& padd
                                 const at::Tensor& decoder_inputs, const attn::TokenLayout* layout,
                                 const at::Tensor& decoder_padding) {
   const EncoderOutput encoded = encode(source, padding, layout);
-  return next_token_scores(decode(decoder_inputs, encoded, nullptr, decoder_padding), encoded);
+  return next_token_scores(decode(decoder_inputs, encoded, nullptr, decoder_padding), encoded, decoder_inputs);
 }
 
 }  // namespace strata::models

@@ -43,7 +43,7 @@ BatchLoss Seq2SeqTask::loss(Split split, std::span<const std::size_t> rows, doub
     // The pointer-generator's loss from the labels' probabilities alone: no [B, T, V] mixture.
     const models::EncoderOutput encoded = model_->encode(batch.source, batch.source_padding, &batch.source_layout);
     const at::Tensor hidden = model_->decode(batch.decoder_inputs, encoded, nullptr, batch.decoder_padding);
-    return {-model_->label_log_probs(hidden, encoded, batch.labels).sum(), batch.target_tokens,
+    return {-model_->label_log_probs(hidden, encoded, batch.labels, batch.decoder_inputs).sum(), batch.target_tokens,
             batch.source_tokens + batch.target_tokens};
   }
   const at::Tensor logits =

@@ -181,7 +181,8 @@ TEST(Seq2Seq, LearnsToCopyItsInput) {
 }
 
 // model.copy: the scores are log-probabilities of g · softmax(logits) + (1 - g) · copy, where
-// copy gives each source id the copy attention's weight on its positions (padding none).
+// copy gives each source id the copy attention's weight on its positions (padding none), and
+// the copy attention favours, by copy_follow, the positions after the decoder input's token.
 TEST(Seq2Seq, ThePointerGeneratorMixesTheVocabularyWithCopiesOfTheSource) {
   torch::manual_seed(6);
   ModelConfig c = tiny("seq2seq", /*pre_norm=*/true);
@@ -189,19 +190,27 @@ TEST(Seq2Seq, ThePointerGeneratorMixesTheVocabularyWithCopiesOfTheSource) {
   Seq2Seq model(c);
   model->eval();
   torch::NoGradGuard no_grad;
+  model->copy_follow.fill_(2.5);
   const at::Tensor source = torch::tensor({{5, 9, 5, 12, 1}, {7, 8, 1, 0, 0}}, torch::kInt64);
   const at::Tensor padding = torch::tensor({{1, 1, 1, 1, 1}, {1, 1, 1, 0, 0}}, torch::kBool);
-  const at::Tensor inputs = torch::randint(3, 40, {2, 4}, torch::kInt64);
+  const at::Tensor inputs = torch::tensor({{5, 9, 3, 12}, {7, 8, 4, 4}}, torch::kInt64);
   const EncoderOutput encoded = model->encode(source, padding);
   const at::Tensor hidden = model->decode(inputs, encoded);
-  const at::Tensor scores = model->next_token_scores(hidden, encoded);
+  const at::Tensor scores = model->next_token_scores(hidden, encoded, inputs);
   ASSERT_EQ(scores.sizes(), (std::vector<std::int64_t>{2, 4, 40}));
   EXPECT_TRUE(torch::allclose(scores.exp().sum(-1), torch::ones({2, 4}), 1e-5, 1e-5));
 
-  // The copy attention by hand: softmax over the real source positions of q · k / √d.
+  // The copy attention by hand: softmax over the real source positions of q · k / √d, plus
+  // copy_follow where the position before holds the input token (input 5 → positions 1 and 3).
+  at::Tensor follows = torch::zeros({2, 4, 5});
+  for (int b = 0; b < 2; ++b)
+    for (int t = 0; t < 4; ++t)
+      for (int j = 1; j < 5; ++j)
+        if (source[b][j - 1].item<std::int64_t>() == inputs[b][t].item<std::int64_t>()) follows[b][t][j] = 2.5;
+  EXPECT_EQ(follows[0][0].nonzero().size(0), 2);
   const at::Tensor q = model->copy_query(hidden), k = model->copy_key(encoded.hidden);
   const at::Tensor weights = torch::softmax(
-      torch::matmul(q, k.transpose(1, 2)).div(std::sqrt(16.0)).masked_fill(padding.logical_not().unsqueeze(1), -1e9), -1);
+      (torch::matmul(q, k.transpose(1, 2)).div(std::sqrt(16.0)) + follows).masked_fill(padding.logical_not().unsqueeze(1), -1e9), -1);
   const at::Tensor context = torch::matmul(weights, k);
   const at::Tensor gate = torch::sigmoid(model->copy_gate(torch::cat({hidden, context}, -1)));
   at::Tensor copy = torch::zeros({2, 4, 40});
@@ -210,19 +219,21 @@ TEST(Seq2Seq, ThePointerGeneratorMixesTheVocabularyWithCopiesOfTheSource) {
       if (padding[b][j].item<bool>()) copy[b].select(1, source[b][j].item<std::int64_t>()) += weights[b].select(1, j);
   const at::Tensor expected = gate * torch::softmax(model->logits(hidden), -1) + (1 - gate) * copy;
   EXPECT_TRUE(torch::allclose(scores.exp(), expected, 1e-5, 1e-6));
+  EXPECT_FALSE(torch::allclose(model->next_token_scores(hidden, encoded), scores, 1e-3, 1e-3)) << "no inputs, no bias";
 
   // Training reads the labels' probabilities alone: the same numbers, 0 where ignored.
   const at::Tensor labels = torch::tensor({{5, 12, 3, -100}, {8, 7, -100, -100}}, torch::kInt64);
   const at::Tensor at_labels = scores.gather(2, labels.clamp_min(0).unsqueeze(2)).squeeze(2).masked_fill(labels.lt(0), 0);
-  EXPECT_TRUE(torch::allclose(model->label_log_probs(hidden, encoded, labels), at_labels, 1e-5, 1e-6));
-  // Decoding steps read the same, one position at a time (the stepper's [B, d] form).
-  EXPECT_TRUE(torch::allclose(model->next_token_scores(hidden.select(1, 2), encoded), scores.select(1, 2), 1e-5, 1e-6));
+  EXPECT_TRUE(torch::allclose(model->label_log_probs(hidden, encoded, labels, inputs), at_labels, 1e-5, 1e-6));
+  // Decoding steps read the same, one position at a time (the stepper's [B, d] and [B, 1] form).
+  EXPECT_TRUE(torch::allclose(model->next_token_scores(hidden.select(1, 2), encoded, inputs.narrow(1, 2, 1)),
+                              scores.select(1, 2), 1e-5, 1e-6));
   // Without model.copy, the scores are the logits.
   Seq2Seq plain(tiny("seq2seq", true));
   plain->eval();
   const EncoderOutput plain_encoded = plain->encode(source, padding);
   const at::Tensor plain_hidden = plain->decode(inputs, plain_encoded);
-  EXPECT_TRUE(torch::equal(plain->next_token_scores(plain_hidden, plain_encoded), plain->logits(plain_hidden)));
+  EXPECT_TRUE(torch::equal(plain->next_token_scores(plain_hidden, plain_encoded, inputs), plain->logits(plain_hidden)));
 }
 
 TEST(CausalLm, CachedStepsEqualTheFullPassAndThereIsNoCrossAttention) {

@@ -52,12 +52,15 @@ class Seq2SeqImpl : public torch::nn::Module {
   // log(g · softmax(logits) + (1 − g) · copy), where copy puts the copy attention's weight on
   // each source token's id. softmax leaves log-probabilities unchanged, so losses and
   // decoders read both alike.
-  at::Tensor next_token_scores(const at::Tensor& hidden, const EncoderOutput& encoded);
+  // `inputs`, the decoder inputs [B, T] (or [B] / [B, 1] for a step), give the copy its
+  // span bias; undefined: none.
+  at::Tensor next_token_scores(const at::Tensor& hidden, const EncoderOutput& encoded, const at::Tensor& inputs = {});
   // log p(label) [B, T] under the next-token distribution, from hidden states [B, T, d];
   // 0 where the label is models::kIgnoreLabel. With model.copy this builds no [B, T, V]
   // mixture: the vocabulary's share is read at the label, the copy's from the attention on
   // the source positions that hold it (what training needs, in memory B·T·(V + Ls)).
-  at::Tensor label_log_probs(const at::Tensor& hidden, const EncoderOutput& encoded, const at::Tensor& labels);
+  at::Tensor label_log_probs(const at::Tensor& hidden, const EncoderOutput& encoded, const at::Tensor& labels,
+                             const at::Tensor& inputs = {});
   // Teacher-forced next-token scores [B, T, V]; decoder_padding as decode()'s padding.
   at::Tensor forward(const at::Tensor& source, const at::Tensor& padding, const at::Tensor& decoder_inputs,
                      const attn::TokenLayout* layout = nullptr, const at::Tensor& decoder_padding = {});
@@ -83,6 +86,9 @@ class Seq2SeqImpl : public torch::nn::Module {
   at::Tensor final_logits_bias;         // [1, V] buffer, only with model.final_logits_bias
   // model.copy: the copy attention's projections (one head) and the gate over [hidden; context].
   torch::nn::Linear copy_query{nullptr}, copy_key{nullptr}, copy_gate{nullptr};
+  // [1]: added to the copy attention's score of each source position that follows an
+  // occurrence of the decoder's input token (a copy goes on where it left off).
+  at::Tensor copy_follow;
 
  private:
   // The copy attention's weights [B, T, Ls] over the source and the gate's logit [B, T, 1]
@@ -90,7 +96,7 @@ class Seq2SeqImpl : public torch::nn::Module {
   struct CopyParts {
     at::Tensor weights, gate;
   };
-  CopyParts copy_parts(const at::Tensor& hidden, const EncoderOutput& encoded);
+  CopyParts copy_parts(const at::Tensor& hidden, const EncoderOutput& encoded, const at::Tensor& inputs);
 
   ModelConfig config_;
   std::optional<nn::PrefixStates> fixed_prefix_;
