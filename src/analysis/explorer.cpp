@@ -48,11 +48,10 @@ struct Run {
 };
 
 // One layer of a document as a run read it: the call it kept, and what is derived from it
-// once (its band weights, block mask and per-head visible share).
+// once (its band weights, which hold the block mask, and per-head visible share).
 struct LayerReading {
   std::shared_ptr<const attn::KeptCall> call;
   std::unique_ptr<attn::BandWeights> weights;
-  std::optional<attn::BlockMask> tiles;
   std::vector<double> visible_share;  // per head, over all pairs
 };
 
@@ -544,18 +543,18 @@ Json Explorer::attention(const AttentionQuery& query) const {
                {"visible", visible.means(nullptr)}};
 
   // The block mask as the fused kernel compiles it for this call.
-  if (!layer.tiles) layer.tiles = attn::compile_block_mask(layer.weights->rules());
-  const VisitedTiles visited = visited_tiles(*layer.tiles, query.head);
-  body["tiles"] = tiles_json(*layer.tiles, visited, queries, {q0, q1, k0, k1});
+  const attn::BlockMask& mask = layer.weights->block_mask();
+  const VisitedTiles visited = visited_tiles(mask, query.head);
+  body["tiles"] = tiles_json(mask, visited, queries, {q0, q1, k0, k1});
   double share = 0;
   for (std::int64_t h = 0; h < heads; ++h)
     if (!query.head || h == *query.head) share += layer.visible_share[h];
   share /= query.head ? 1.0 : static_cast<double>(heads);
-  const double total = static_cast<double>(layer.tiles->q_tiles * layer.tiles->k_tiles);
+  const double total = static_cast<double>(mask.q_tiles * mask.k_tiles);
   body["stats"] = {{"visible_pairs", share},
                    {"sparsity", 1.0 - share},
                    {"tiles_visited", visited.size()},
-                   {"tiles_total", layer.tiles->q_tiles * layer.tiles->k_tiles},
+                   {"tiles_total", mask.q_tiles * mask.k_tiles},
                    {"tile_density", total > 0 ? static_cast<double>(visited.size()) / total : 0.0},
                    {"token_sorted", call.runs_token_sorted()}};
   if (impl_->views.size() >= kCachedViews) impl_->views.pop_front();

@@ -68,18 +68,21 @@ bool has_fixed_head(const LayerSpec& spec) {
 
 }  // namespace
 
-BandWeights::BandWeights(const KeptCall& call) : call_(call), view_(call.call()), rules_(view_) {
-  // A fixed head's one key lies outside its group's tiles: such calls compute every column.
-  if (!has_fixed_head(rules_.spec())) tiles_ = compile_block_mask(rules_);
-}
+BandWeights::BandWeights(const KeptCall& call)
+    : call_(call),
+      view_(call.call()),
+      rules_(view_),
+      tiles_(compile_block_mask(rules_)),
+      // A fixed head's one key lies outside its group's tiles: such calls compute every column.
+      every_column_(has_fixed_head(rules_.spec())) {}
 
 BandWeights::Columns BandWeights::columns(std::int64_t q0, std::int64_t q1) const {
   Columns columns;
   const std::int64_t keys = call_.keys();
-  if (!tiles_) {
+  if (every_column_) {
     columns.runs.push_back({0, keys});
   } else {
-    const BlockMask& mask = *tiles_;
+    const BlockMask& mask = tiles_;
     std::vector<char> used(mask.k_tiles, 0);
     for (std::int64_t g = 0; g < mask.groups; ++g)
       for (std::int64_t qt = q0 / mask.q_tile; qt < mask.q_tiles && qt * mask.q_tile < q1; ++qt) {

@@ -55,6 +55,8 @@ class BandWeights {
   // Which keys queries [q0, q1) may see, bool [H, q1 - q0, P + Lk].
   at::Tensor visible_rows(std::int64_t q0, std::int64_t q1) const;
   const PairRules& rules() const { return rules_; }
+  // The block mask the fused kernel compiles for this call (64 × 64 tiles).
+  const BlockMask& block_mask() const { return tiles_; }
 
  private:
   // The keys of the block-mask tiles some head visits for a band of queries: the only ones
@@ -74,7 +76,8 @@ class BandWeights {
   const KeptCall& call_;
   AttentionCall view_;
   PairRules rules_;
-  std::optional<BlockMask> tiles_;  // none: every key is computed (a head with a fixed pattern)
+  BlockMask tiles_;
+  bool every_column_;  // a head with a fixed pattern: every key is computed
   mutable std::vector<at::Tensor> keep_;  // per head: [K] float keep mask of a top-p head
   mutable bool keep_found_ = false;
 };
