@@ -36,6 +36,7 @@ struct TrainOptions {
   int structural_levels = 4;
   std::string special;  // comma-separated
   double character_coverage = 0.9995;
+  std::string normalization = "nmt_nfkc";
   std::size_t sample = 0;
 };
 
@@ -133,6 +134,7 @@ void run_train(const TrainOptions& options) {
     sp.model_type = options.type;
     sp.vocab_size = options.vocab_size;
     sp.character_coverage = options.character_coverage;
+    sp.normalization = options.normalization;
     sp.input_sentence_size = options.sample;
     sp.specials = specials;
     tokenizer = SentencePieceTokenizer::train(sentences, sp, options.out);
@@ -287,6 +289,12 @@ void register_tokenizer(CLI::App& app) {
       ->add_option("--character-coverage", train->character_coverage,
                    "sentencepiece: share of characters the alphabet covers")
       ->check(CLI::Range(0.5, 1.0))
+      ->capture_default_str();
+  train_cmd
+      ->add_option("--normalization", train->normalization,
+                   "sentencepiece: nmt_nfkc (NFKC, whitespace collapsed), nmt_nfkc_cf (the same and case-folded: "
+                   "'Compare' and 'compare' become one token, decoded lowercase) or identity (text kept exactly)")
+      ->check(CLI::IsMember({"nmt_nfkc", "nmt_nfkc_cf", "identity"}))
       ->capture_default_str();
   train_cmd
       ->add_option("--sample", train->sample,

@@ -64,8 +64,12 @@ Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config) : config_(config) {
     copy_gate = register_module("copy_gate", torch::nn::Linear(2 * config.d_model, 1));
   }
   init_weights(*this, config.pad_id);
-  // After init_weights: the bias starts at 1, already favouring a copy that goes on.
-  if (config.copy) copy_follow = register_parameter("copy_follow", torch::ones({1}));
+  // After init_weights: the follow bias starts at 1, already favouring a copy that goes on;
+  // the position biases start at 0.
+  if (config.copy) {
+    copy_follow = register_parameter("copy_follow", torch::ones({1}));
+    copy_position = register_parameter("copy_position", torch::zeros({kCopyPositionBuckets}));
+  }
 }
 
 nn::PrefixStates Seq2SeqImpl::prefix_states() {
@@ -127,18 +131,25 @@ Seq2SeqImpl::CopyParts Seq2SeqImpl::copy_parts(const at::Tensor& h, const Encode
   call.q = copy_query(h).unsqueeze(1);  // [B, 1, T, d]
   call.k = call.v = encoded.copy_keys.unsqueeze(1);  // [B, 1, Ls, d]
   call.key_padding = encoded.padding;
+  // Where: a learned bias per source position bucket (bucket b holds positions 2^b - 1 to
+  // 2^(b+1) - 2; the last one, every position past), so the copy can favour the page's opening.
+  const std::int64_t source_length = encoded.source.size(1);
+  const at::Tensor buckets =
+      torch::log2(torch::arange(1, source_length + 1, torch::kFloat)).floor().clamp_max(kCopyPositionBuckets - 1);
+  at::Tensor bias = copy_position.index_select(0, buckets.to(torch::kInt64)).view({1, 1, 1, source_length});
   // Spans: a learned bias toward the source positions that follow an occurrence of the token
   // just read (the decoder's input), so that copying goes on where it left off.
-  attn::LayerSpec spec;
   if (inputs.defined()) {
     const at::Tensor source = encoded.source.to(torch::kInt64);
     const at::Tensor before = torch::cat({torch::full({source.size(0), 1}, -1, source.options()),
-                                          source.narrow(1, 0, source.size(1) - 1)}, 1);  // [B, Ls]: source[j - 1]
+                                          source.narrow(1, 0, source_length - 1)}, 1);  // [B, Ls]: source[j - 1]
     const at::Tensor follows = before.unsqueeze(1).eq(inputs.to(torch::kInt64).view({source.size(0), -1, 1}));
-    call.dense_bias = (follows.to(copy_follow.dtype()) * copy_follow).unsqueeze(1);  // [B, 1, T, Ls]
-    spec.dense_bias = true;
-    call.spec = &spec;
+    bias = bias + (follows.to(copy_follow.dtype()) * copy_follow).unsqueeze(1);  // [B, 1, T, Ls]
   }
+  call.dense_bias = bias.expand({bias.size(0), 1, h.size(1), source_length});
+  attn::LayerSpec spec;
+  spec.dense_bias = true;
+  call.spec = &spec;
   at::Tensor weights;  // [B, 1, T, Ls]
   const at::Tensor context = attn::attend_keeping_weights(call, weights).squeeze(1);
   return {weights.squeeze(1).to(torch::kFloat), copy_gate(torch::cat({h, context}, -1)).to(torch::kFloat)};

@@ -32,8 +32,8 @@ std::unordered_map<std::string, std::string> trainer_arguments(const SentencePie
     throw Error(fmt::format("character coverage {} is outside (0, 1]", o.character_coverage));
   if (o.num_threads < 1 || o.max_sentence_length < 1)
     throw Error("threads and max sentence length must be positive");
-  if (o.normalization != "nmt_nfkc" && o.normalization != "identity")
-    throw Error(fmt::format("normalization '{}': expected nmt_nfkc or identity", o.normalization));
+  if (o.normalization != "nmt_nfkc" && o.normalization != "nmt_nfkc_cf" && o.normalization != "identity")
+    throw Error(fmt::format("normalization '{}': expected nmt_nfkc, nmt_nfkc_cf or identity", o.normalization));
   const SpecialTokens& s = o.specials;
   if (s.unk.empty()) throw Error("sentencepiece needs an unk token");
 

@@ -326,6 +326,11 @@ std::vector<std::string> recover_interrupted_saves(const fs::path& run_dir) {
 
 fs::path resolve_checkpoint(const fs::path& path) {
   if (fs::exists(path / "model.safetensors")) return path;
+  // RUN/checkpoints/best or RUN/checkpoints/latest: the pointer file names the checkpoint.
+  if (fs::is_regular_file(path) && path.parent_path().filename() == "checkpoints")
+    for (const char* pointer : {"best", "latest"})
+      if (path.filename() == pointer)
+        if (auto marked = find_marked(path.parent_path().parent_path(), pointer)) return *marked;
   if (auto best = find_best_checkpoint(path)) return *best;
   if (auto latest = find_latest_checkpoint(path)) return *latest;
   throw Error(path.string() + ": not a model: expected a checkpoint directory (with model.safetensors) " +

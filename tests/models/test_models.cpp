@@ -182,7 +182,8 @@ TEST(Seq2Seq, LearnsToCopyItsInput) {
 
 // model.copy: the scores are log-probabilities of g · softmax(logits) + (1 - g) · copy, where
 // copy gives each source id the copy attention's weight on its positions (padding none), and
-// the copy attention favours, by copy_follow, the positions after the decoder input's token.
+// the copy attention favours, by copy_follow, the positions after the decoder input's token,
+// and each position by copy_position's value for its log2 bucket.
 TEST(Seq2Seq, ThePointerGeneratorMixesTheVocabularyWithCopiesOfTheSource) {
   torch::manual_seed(6);
   ModelConfig c = tiny("seq2seq", /*pre_norm=*/true);
@@ -191,6 +192,7 @@ TEST(Seq2Seq, ThePointerGeneratorMixesTheVocabularyWithCopiesOfTheSource) {
   model->eval();
   torch::NoGradGuard no_grad;
   model->copy_follow.fill_(2.5);
+  model->copy_position.copy_(torch::arange(Seq2SeqImpl::kCopyPositionBuckets, torch::kFloat).mul(-0.7));
   const at::Tensor source = torch::tensor({{5, 9, 5, 12, 1}, {7, 8, 1, 0, 0}}, torch::kInt64);
   const at::Tensor padding = torch::tensor({{1, 1, 1, 1, 1}, {1, 1, 1, 0, 0}}, torch::kBool);
   const at::Tensor inputs = torch::tensor({{5, 9, 3, 12}, {7, 8, 4, 4}}, torch::kInt64);
@@ -201,16 +203,20 @@ TEST(Seq2Seq, ThePointerGeneratorMixesTheVocabularyWithCopiesOfTheSource) {
   EXPECT_TRUE(torch::allclose(scores.exp().sum(-1), torch::ones({2, 4}), 1e-5, 1e-5));
 
   // The copy attention by hand: softmax over the real source positions of q · k / √d, plus
-  // copy_follow where the position before holds the input token (input 5 → positions 1 and 3).
-  at::Tensor follows = torch::zeros({2, 4, 5});
+  // copy_follow where the position before holds the input token (input 5 → positions 1 and 3),
+  // and -0.7 × bucket: positions 0 | 1, 2 | 3, 4 are buckets 0, 1, 2.
+  const float position_bias[5] = {0.0f, -0.7f, -0.7f, -1.4f, -1.4f};
+  at::Tensor bias = torch::zeros({2, 4, 5});
   for (int b = 0; b < 2; ++b)
     for (int t = 0; t < 4; ++t)
-      for (int j = 1; j < 5; ++j)
-        if (source[b][j - 1].item<std::int64_t>() == inputs[b][t].item<std::int64_t>()) follows[b][t][j] = 2.5;
-  EXPECT_EQ(follows[0][0].nonzero().size(0), 2);
+      for (int j = 0; j < 5; ++j) {
+        bias[b][t][j] = position_bias[j];
+        if (j > 0 && source[b][j - 1].item<std::int64_t>() == inputs[b][t].item<std::int64_t>())
+          bias[b][t][j] += 2.5;
+      }
   const at::Tensor q = model->copy_query(hidden), k = model->copy_key(encoded.hidden);
   const at::Tensor weights = torch::softmax(
-      (torch::matmul(q, k.transpose(1, 2)).div(std::sqrt(16.0)) + follows).masked_fill(padding.logical_not().unsqueeze(1), -1e9), -1);
+      (torch::matmul(q, k.transpose(1, 2)).div(std::sqrt(16.0)) + bias).masked_fill(padding.logical_not().unsqueeze(1), -1e9), -1);
   const at::Tensor context = torch::matmul(weights, k);
   const at::Tensor gate = torch::sigmoid(model->copy_gate(torch::cat({hidden, context}, -1)));
   at::Tensor copy = torch::zeros({2, 4, 40});

@@ -72,6 +72,22 @@ TEST(SentencePiece, IdentityNormalizationKeepsWhitespace) {
   EXPECT_EQ(t->decode(t->encode(text)), text);
 }
 
+// nmt_nfkc_cf: a word and its capitalised form are one token sequence, and the structural
+// markers (user-defined symbols) are kept as written.
+TEST(SentencePiece, CaseFoldingNormalizationFoldsWordsButKeepsMarkers) {
+  test::TempDir dir("spm-casefold");
+  SentencePieceOptions options = small_options("unigram");
+  options.normalization = "nmt_nfkc_cf";
+  const auto t = SentencePieceTokenizer::train(test::generated_sentences(2000), options, dir.path());
+  EXPECT_EQ(t->encode("The Model READS documents"), t->encode("the model reads documents"));
+  EXPECT_EQ(t->decode(t->encode("The Model READS documents")), "the model reads documents");
+  const std::vector<std::int32_t> ids = t->encode("[SEC-L2]Long Sections");
+  ASSERT_FALSE(ids.empty());
+  EXPECT_NE(std::find(ids.begin(), ids.end(), *t->piece_to_id("[SEC-L2]")), ids.end());
+  EXPECT_EQ(t->decode(ids), "[SEC-L2]long sections");
+  EXPECT_EQ(SentencePieceTokenizer::load(dir / "tokenizer.model")->encode("Model"), t->encode("model"));
+}
+
 TEST(SentencePiece, LoadWithoutSidecarUsesTheModelIds) {
   test::TempDir dir("spm-nosidecar");
   SentencePieceOptions options = small_options("unigram");

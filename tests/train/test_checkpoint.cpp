@@ -316,6 +316,12 @@ TEST_F(CheckpointTest, RunDirectoryLatestBestAndPruning) {
   EXPECT_EQ(find_latest_checkpoint(run).value().string(), checkpoint_dir(run, 5).string());
   EXPECT_EQ(find_best_checkpoint(run).value().string(), checkpoint_dir(run, 2).string());
   EXPECT_EQ(load_checkpoint(*find_latest_checkpoint(run)).trainer_state.step, 5);
+  // A model path may be the run, a checkpoint, or one of the run's pointer files.
+  EXPECT_EQ(resolve_checkpoint(run).string(), checkpoint_dir(run, 2).string());
+  EXPECT_EQ(resolve_checkpoint(checkpoint_dir(run, 4)).string(), checkpoint_dir(run, 4).string());
+  EXPECT_EQ(resolve_checkpoint(run / "checkpoints" / "latest").string(), checkpoint_dir(run, 5).string());
+  EXPECT_EQ(resolve_checkpoint(run / "checkpoints" / "best").string(), checkpoint_dir(run, 2).string());
+  EXPECT_THROW(resolve_checkpoint(run / "checkpoints"), Error);
 
   fs::remove_all(checkpoint_dir(run, 5));
   const std::string message = checkpoint_error_of([&] { find_latest_checkpoint(run); });

@@ -89,6 +89,10 @@ class Seq2SeqImpl : public torch::nn::Module {
   // [1]: added to the copy attention's score of each source position that follows an
   // occurrence of the decoder's input token (a copy goes on where it left off).
   at::Tensor copy_follow;
+  // [kCopyPositionBuckets]: added to the copy attention's score of each source position by its
+  // log2 bucket (0, 1-2, 3-6, ...), so the copy can learn where on the page NAME lines come from.
+  static constexpr std::int64_t kCopyPositionBuckets = 12;
+  at::Tensor copy_position;
 
  private:
   // The copy attention's weights [B, T, Ls] over the source and the gate's logit [B, T, 1]

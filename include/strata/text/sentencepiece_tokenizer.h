@@ -29,8 +29,9 @@ struct SentencePieceOptions {
   int max_sentence_length = 8192;       // bytes; the trainer skips longer sentences
   std::size_t input_sentence_size = 0;  // when > 0, train on a random sample of this many
   int num_threads = 2;
-  // "nmt_nfkc" (sentencepiece's default, collapses whitespace) or "identity" (decode gives
-  // back the text exactly, for text sentencepiece can represent).
+  // "nmt_nfkc" (sentencepiece's default, collapses whitespace), "nmt_nfkc_cf" (the same, and
+  // case-folded: decode gives lowercase text) or "identity" (decode gives back the text
+  // exactly, for text sentencepiece can represent).
   std::string normalization = "nmt_nfkc";
   SpecialTokens specials{.structural = SpecialTokens::default_structural()};
 };
