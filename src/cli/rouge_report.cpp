@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "strata/core/error.h"
 #include "strata/core/progress.h"
 #include "strata/eval/paired_bootstrap.h"
@@ -95,9 +97,13 @@ void print_paired_rouge(const std::vector<PairedRouge>& paired, const std::strin
               "system ahead on the whole set is not ahead)\n",
               a.c_str(), b.c_str(), resamples);
   std::printf("%-10s %10s %10s %6s %10s\n", "type", "A", "B", "ahead", "p");
-  for (const PairedRouge& row : paired)
-    std::printf("%-10s %10.5f %10.5f %6s %10.4f\n", row.type.c_str(), row.a, row.b,
-                row.a > row.b ? "A" : row.b > row.a ? "B" : "-", row.p_value);
+  for (const PairedRouge& row : paired) {
+    // No resample against: p is below one in the number of resamples, not zero.
+    const std::string p = row.p_value == 0 ? fmt::format("< {:.3g}", 1.0 / static_cast<double>(resamples))
+                                           : fmt::format("{:.4f}", row.p_value);
+    std::printf("%-10s %10.5f %10.5f %6s %10s\n", row.type.c_str(), row.a, row.b,
+                row.a > row.b ? "A" : row.b > row.a ? "B" : "-", p.c_str());
+  }
 }
 
 ordered_json paired_rouge_json(const std::vector<PairedRouge>& paired, std::size_t resamples) {

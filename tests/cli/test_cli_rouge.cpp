@@ -155,6 +155,10 @@ TEST_F(CliRouge, AgainstTestsTwoSystemsOnTheSameReferences) {
   EXPECT_DOUBLE_EQ(paired["rouge1"]["a"].get<double>(), summary["scores"]["rouge1"]["fmeasure"]["mean"].get<double>());
   EXPECT_LT(paired["rouge1"]["b"].get<double>(), 0.9);
   EXPECT_EQ(paired["rouge2"]["p_value"].get<double>(), 0.0);
+  // In the text table a p of 0 reads as below one in the 1,000 resamples.
+  r = run("--pairs " + ours.string() + " --against " + theirs.string() + " --types rouge2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("A    < 0.001"), std::string::npos) << r.out;
 
   // The same system against itself: no resample shows a winner.
   r = run("--pairs " + ours.string() + " --against " + ours.string());
