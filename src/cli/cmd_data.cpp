@@ -200,6 +200,8 @@ struct DescriptionFlags {
   DescriptionCorpusOptions corpus;
   DebianIndexFlags index;
   std::filesystem::path out_dir;
+  std::vector<std::filesystem::path> hold_out_pages;
+  std::filesystem::path installed_root = "/";
 };
 
 void run_descriptions(const DescriptionFlags& flags) {
@@ -207,6 +209,13 @@ void run_descriptions(const DescriptionFlags& flags) {
   const std::vector<DebianPackage> packages = read_debian_indexes(flags.index, flags.out_dir, "descriptions", files, flags.corpus.quiet);
   DescriptionCorpusOptions options = flags.corpus;
   options.origin = files.packages.string() + " + " + files.translation.string();
+  if (!flags.hold_out_pages.empty()) {
+    const PageSources held = sources_of_pages(flags.hold_out_pages, flags.installed_root, packages);
+    options.held_out_sources = held.sources;
+    if (!options.quiet)
+      std::fprintf(stderr, "held out: the %zu source packages that installed %zu of the %zu pages (%zu with no dpkg owner)\n",
+                   held.sources.size(), held.pages - held.unowned, held.pages, held.unowned);
+  }
   const nlohmann::json stats = build_description_corpus(packages, options, flags.out_dir);
   const nlohmann::json& all = stats["all"];
   std::printf("descriptions: %zu documents of %zu source packages from %zu packages (skipped: %s) -> %s\n",
@@ -236,7 +245,9 @@ void register_descriptions(CLI::App* data) {
       "words, are skipped. Split by a hash of the SOURCE package's name (about 90/5/5): libfoo1, libfoo-dev and "
       "libfoo-doc, whose descriptions share boilerplate, land in one split; sources whose packages ship the same "
       "long description (gcc-12 and gcc-12-cross) are linked and split by their group's first name, so a document "
-      "lies in one split only.\n"
+      "lies in one split only. --hold-out-pages leaves out (skipped as \"held_out\") the packages of the source "
+      "packages that installed a man-page corpus's evaluation pages, found through dpkg's file lists, so the two "
+      "corpora can be trained on together.\n"
       "Output: OUT/{train,validation,test}.jsonl in the native form (id and title the package, \"paragraphs\", "
       "\"summary\", and \"package\", \"source\", \"section\", \"description_md5\"), read as every summarisation "
       "dataset is; OUT/stats.json: what was skipped, by reason, and per split the documents, source packages, "
@@ -253,6 +264,14 @@ void register_descriptions(CLI::App* data) {
       ->capture_default_str();
   descriptions->add_option("--validation-percent", flags->corpus.validation_percent)->capture_default_str();
   descriptions->add_option("--test-percent", flags->corpus.test_percent)->capture_default_str();
+  descriptions->add_option("--hold-out-pages", flags->hold_out_pages,
+                           "man-page datasets (`strata data manpages`' validation.jsonl, test.jsonl) whose pages' "
+                           "packages, by source, are left out of every split: a model trained on both then never "
+                           "reads the package text of a page it is tested on")
+      ->check(CLI::ExistingFile);
+  descriptions->add_option("--installed-root", flags->installed_root,
+                           "where dpkg's file lists (var/lib/dpkg/info) are read for --hold-out-pages")
+      ->capture_default_str();
   descriptions->add_flag("--quiet", flags->corpus.quiet, "no progress output");
   on_run(descriptions, [flags] { run_descriptions(*flags); });
 }

@@ -9,8 +9,10 @@
 
 #include "strata/core/error.h"
 #include "strata/core/files.h"
+#include "strata/core/jsonl.h"
 #include "strata/core/progress.h"
 #include "strata/data/corpus_stats.h"
+#include "strata/data/installed_tasks.h"
 #include "strata/data/manpage_corpus.h"
 #include "strata/doc/dataset.h"
 #include "strata/doc/plain_text.h"
@@ -77,6 +79,30 @@ nlohmann::json native_line(const Example& example) {
 
 }  // namespace
 
+PageSources sources_of_pages(const std::vector<fs::path>& page_sets, const fs::path& root,
+                             const std::vector<DebianPackage>& packages) {
+  std::vector<std::string> paths;
+  for (const fs::path& set : page_sets) {
+    JsonlReader reader(set);
+    for (nlohmann::json line; reader.next(line);) paths.push_back(reader.string_field(line, "source"));
+  }
+  std::unordered_map<std::string_view, std::string_view> source_of;
+  for (const DebianPackage& p : packages) source_of.emplace(p.name, p.source);
+  PageSources result;
+  result.pages = paths.size();
+  const std::map<std::string, std::string> owners = dpkg_owners(root, paths);
+  for (const std::string& path : paths) {
+    const auto owner = owners.find(path);
+    if (owner == owners.end()) {
+      ++result.unowned;
+      continue;
+    }
+    const auto source = source_of.find(owner->second);
+    result.sources.emplace(source == source_of.end() ? owner->second : source->second);
+  }
+  return result;
+}
+
 nlohmann::json build_description_corpus(const std::vector<DebianPackage>& packages,
                                         const DescriptionCorpusOptions& options, const fs::path& out_dir) {
   // By name (stable: two stanzas of one name keep their file order), so which of the packages
@@ -89,7 +115,7 @@ nlohmann::json build_description_corpus(const std::vector<DebianPackage>& packag
 
   std::map<std::string, std::size_t> skipped{{"no_description", 0},  {"duplicate_description", 0},
                                              {"duplicate_package", 0}, {"short_document", 0},
-                                             {"short_summary", 0}};
+                                             {"short_summary", 0},  {"held_out", 0}};
   std::unordered_set<std::string> seen_descriptions, seen_names;
   std::vector<const DebianPackage*> kept;
   for (const DebianPackage* p : by_name) {
@@ -148,10 +174,18 @@ nlohmann::json build_description_corpus(const std::vector<DebianPackage>& packag
     const auto [hit, added] = source_of_text.emplace(e->document.text, e->package->source);
     if (!added) groups.link(hit->second, e->package->source);
   }
+  std::set<std::string_view> held_out_groups;
+  for (const std::string& source : options.held_out_sources) held_out_groups.insert(groups.first_of(source));
   std::map<std::string, std::vector<const Example*>> by_split;
   std::set<std::string_view> linked_sources;
+  std::vector<Example*> kept_examples;
   for (Example* e : all_examples) {
     const std::string_view key = groups.first_of(e->package->source);
+    if (held_out_groups.contains(key)) {
+      ++skipped["held_out"];
+      continue;
+    }
+    kept_examples.push_back(e);
     if (key != e->package->source) {
       linked_sources.insert(e->package->source);
       linked_sources.insert(key);
@@ -159,10 +193,12 @@ nlohmann::json build_description_corpus(const std::vector<DebianPackage>& packag
     e->split = split_of(key, options.validation_percent, options.test_percent);
     by_split[e->split].push_back(e);
   }
+  all_examples = std::move(kept_examples);
   if (all_examples.empty())
     throw Error("data descriptions: no package of " + std::to_string(packages.size()) +
                 " has a long description of at least " + std::to_string(options.min_document_words) +
                 " words and a short one of at least " + std::to_string(options.min_summary_words) +
+                (options.held_out_sources.empty() ? std::string() : " outside the held-out sources") +
                 (options.origin.empty() ? std::string() : " (read from " + options.origin + ")"));
 
   std::set<std::string_view> sources;
@@ -173,6 +209,7 @@ nlohmann::json build_description_corpus(const std::vector<DebianPackage>& packag
   stats["packages"] = packages.size();
   stats["sources"] = sources.size();
   stats["skipped"] = skipped;
+  stats["held_out_sources"] = options.held_out_sources.size();
   stats["sources_linked_by_shared_documents"] = linked_sources.size();
   stats["min_document_words"] = options.min_document_words;
   stats["min_summary_words"] = options.min_summary_words;

@@ -51,6 +51,12 @@ std::vector<fs::path> sorted_entries(const fs::path& dir) {
   return entries;
 }
 
+// "var/lib/dpkg/info/libc6-dev:amd64.list" -> "libc6-dev"
+std::string listed_package(const fs::path& list) {
+  const std::string stem = list.stem().string();
+  return stem.substr(0, stem.find(':'));
+}
+
 }  // namespace
 
 std::vector<InstalledExample> man_section_examples(const fs::path& root, std::size_t words) {
@@ -83,8 +89,7 @@ std::vector<InstalledExample> header_section_examples(const fs::path& root,
   std::set<std::string> seen;
   for (const fs::path& list : sorted_entries(root / "var/lib/dpkg/info")) {
     if (list.extension() != ".list") continue;
-    const std::string stem = list.stem().string();
-    const std::string package = stem.substr(0, stem.find(':'));  // "libc6-dev:amd64" -> "libc6-dev"
+    const std::string package = listed_package(list);
     const auto section = sections.find(package);
     if (section == sections.end() || section->second.empty()) continue;
     const auto source = sources.find(package);
@@ -103,6 +108,18 @@ std::vector<InstalledExample> header_section_examples(const fs::path& root,
     }
   }
   return examples;
+}
+
+std::map<std::string, std::string> dpkg_owners(const fs::path& root, const std::vector<std::string>& paths) {
+  const std::set<std::string_view> wanted(paths.begin(), paths.end());
+  std::map<std::string, std::string> owners;
+  for (const fs::path& list : sorted_entries(root / "var/lib/dpkg/info")) {
+    if (list.extension() != ".list") continue;
+    const std::string listed = read_file(list);
+    for (std::string_view line : split_lines(listed))
+      if (wanted.contains(line)) owners.emplace(std::string(line), listed_package(list));
+  }
+  return owners;
 }
 
 }  // namespace strata

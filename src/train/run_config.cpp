@@ -113,6 +113,9 @@ ConfigSchema run_schema() {
   s.add("train.accumulation", t.accumulation, "batches whose gradients make one update");
   s.add("train.label_smoothing", t.label_smoothing, "label smoothing of the training loss");
   s.add("train.max_tokens", std::int64_t(t.max_tokens), "batch budget: rows × longest example (source + target)");
+  s.add("train.max_rows", std::int64_t(t.max_rows),
+        "most examples a batch; 0 = as many as max_tokens allows (short examples then make wide batches whose "
+        "rows × target length × vocabulary tensors are large)");
   s.add("train.log_every", t.log_every, "steps between training-loss lines in metrics.jsonl");
   s.add("train.eval_every", t.eval_every, "steps between evaluations (and checkpoints)");
   s.add("train.eval_docs", t.eval_docs, "validation documents decoded for ROUGE at each evaluation; 0 = none");
@@ -189,6 +192,11 @@ TrainOptions train_options(const Config& c) {
     if (v <= 0) throw Error(std::string(key) + ": must be positive, got " + std::to_string(v));
     return v;
   };
+  auto non_negative = [&](const char* key) {
+    const std::int64_t v = c.get<std::int64_t>(key);
+    if (v < 0) throw Error(std::string(key) + ": must be 0 or more, got " + std::to_string(v));
+    return v;
+  };
   t.seed = static_cast<std::uint64_t>(c.get<std::int64_t>("train.seed"));
   t.max_steps = positive("train.max_steps");
   t.max_epochs = c.get<std::int64_t>("train.max_epochs");
@@ -208,6 +216,7 @@ TrainOptions train_options(const Config& c) {
   t.accumulation = positive("train.accumulation");
   t.label_smoothing = c.get<double>("train.label_smoothing");
   t.max_tokens = static_cast<std::size_t>(positive("train.max_tokens"));
+  t.max_rows = static_cast<std::size_t>(non_negative("train.max_rows"));
   t.log_every = positive("train.log_every");
   t.eval_every = positive("train.eval_every");
   t.eval_docs = c.get<std::int64_t>("train.eval_docs");

@@ -162,6 +162,7 @@ class Loop {
   BatchPlanOptions plan_options() const {
     BatchPlanOptions o;
     o.max_tokens = options_.max_tokens;
+    o.max_rows = options_.max_rows;
     o.seed = options_.seed;
     return o;
   }

@@ -257,6 +257,53 @@ TEST_F(DescriptionCorpus, WordLimitsFilterAndTheTableColumnsAddUp) {
   EXPECT_EQ(documents().size(), 3u);
 }
 
+TEST_F(DescriptionCorpus, HeldOutPagesTakeTheirSourcesAndLinkedSourcesOutOfEverySplit) {
+  // An installed tree: dpkg lists name the owners of three pages; one page has no owner.
+  const fs::path root = dir_ / "root";
+  const auto put = [&](const std::string& relative, const std::string& text) {
+    fs::create_directories((root / relative).parent_path());
+    write_file_atomic(root / relative, text);
+  };
+  put("var/lib/dpkg/info/x11-utils.list", "/.\n/usr/share/man/man1/xvinfo.1.gz\n/usr/bin/xvinfo\n");
+  put("var/lib/dpkg/info/libfoo-doc:all.list", "/usr/share/man/man3/foo_open.3.gz\n");
+  put("var/lib/dpkg/info/local-tool.list", "/usr/share/man/man1/local-tool.1.gz\n");  // not in the index
+  put("var/lib/dpkg/info/grep.list", "/usr/share/man/man1/grep.1.gz\n");  // no page of the sets
+  const fs::path pages = dir_ / "pages.jsonl";
+  write_file_atomic(pages, "{\"id\": \"xvinfo(1)\", \"source\": \"/usr/share/man/man1/xvinfo.1.gz\"}\n"
+                           "{\"id\": \"foo_open(3)\", \"source\": \"/usr/share/man/man3/foo_open.3.gz\"}\n"
+                           "{\"id\": \"local-tool(1)\", \"source\": \"/usr/share/man/man1/local-tool.1.gz\"}\n"
+                           "{\"id\": \"mine(1)\", \"source\": \"/usr/local/share/man/man1/mine.1\"}\n");
+
+  // libfoo-doc is built from libfoo, whose -dev package shares its document with bar's.
+  DebianPackage foo_dev = package("libfoo-dev", "libfoo", "m2"), bar = package("bar", "bar", "m4");
+  bar.long_description = foo_dev.long_description;
+  const std::vector<DebianPackage> packages{package("x11-utils", "x11-utils", "m1"), foo_dev,
+                                            package("libfoo-doc", "libfoo", "m3"), bar,
+                                            package("grep", "grep", "m5"), package("sed", "sed", "m6")};
+  const PageSources held = sources_of_pages({pages}, root, packages);
+  EXPECT_EQ(held.sources, (std::set<std::string>{"libfoo", "local-tool", "x11-utils"}));
+  EXPECT_EQ(held.pages, 4u);
+  EXPECT_EQ(held.unowned, 1u);
+
+  DescriptionCorpusOptions options = quiet_options();
+  options.held_out_sources = held.sources;
+  const nlohmann::json stats = build_description_corpus(packages, options, dir_);
+  EXPECT_EQ(stats["skipped"]["held_out"], 4);  // x11-utils, libfoo-dev, libfoo-doc, and bar (linked)
+  EXPECT_EQ(stats["held_out_sources"], 3);
+  std::set<std::string> kept;
+  for (const auto& [id, document] : documents()) kept.insert(id);
+  EXPECT_EQ(kept, (std::set<std::string>{"grep", "sed"}));
+
+  write_file_atomic(pages, "{\"id\": \"xvinfo(1)\"}\n");
+  try {
+    sources_of_pages({pages}, root, packages);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("pages.jsonl:1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("source"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(DescriptionCorpus, NothingLeftIsAnErrorAndWritesNothing) {
   DebianPackage bare = package("bare", "bare", "m1");
   bare.long_description.clear();

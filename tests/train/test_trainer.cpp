@@ -67,6 +67,7 @@ class ScriptedTask : public TrainTask {
     }
     BatchLoss out = inner_.loss(split, rows, label_smoothing);
     if (split != Split::Train) return out;
+    widest = std::max(widest, rows.size());
     ++calls_;
     if (calls_ == interrupt_at) std::raise(SIGINT);
     if (calls_ == nan_at) out.loss_sum = out.loss_sum * std::numeric_limits<double>::quiet_NaN();
@@ -75,6 +76,7 @@ class ScriptedTask : public TrainTask {
   int interrupt_at = -1;
   int nan_at = -1;
   int poison_at = -1;  // sets the first value of parameter `poisoned` to NaN before that call
+  std::size_t widest = 0;  // the most rows a training batch had
   std::string poisoned;
 
  private:
@@ -145,6 +147,18 @@ TEST(Trainer, TrainingLowersTheLossAndWritesMetricsAndCheckpoints) {
   EXPECT_TRUE(fs::exists(checkpoint_dir(run.dir, 20)));
   EXPECT_EQ(*find_latest_checkpoint(run.dir), checkpoint_dir(run.dir, 40));
   EXPECT_EQ(*find_best_checkpoint(run.dir), checkpoint_dir(run.dir, 40));
+}
+
+TEST(Trainer, MaxRowsCapsTheExamplesOfABatch) {
+  TempRun run;
+  ScriptedTask wide, capped;
+  TrainOptions o = options();
+  run_training(wide, o, run_info(run.dir));
+  EXPECT_GT(wide.widest, 3u);  // 48 tokens hold 4-8 of the short examples
+  fs::remove_all(run.dir);
+  o.max_rows = 3;
+  run_training(capped, o, run_info(run.dir));
+  EXPECT_EQ(capped.widest, 3u);
 }
 
 TEST(Trainer, SameSeedSameLossCurve) {

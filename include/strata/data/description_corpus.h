@@ -13,6 +13,7 @@
 // packages (the same Description-md5), so each md5 gives one example: the first package by name.
 #include <cstddef>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ struct DescriptionCorpusOptions {
   int validation_percent = 5;
   int test_percent = 5;
   bool quiet = false;  // no progress output
+  // Source packages whose documents are left out of every split, with every source linked to
+  // them by a shared document: those that installed another corpus's held-out pages, so that a
+  // model trained on both never reads, in training, the package text of a page it is tested on.
+  std::set<std::string> held_out_sources;
   std::string origin;  // where the packages came from (the index files), kept in stats.json
 };
 
@@ -41,11 +46,24 @@ struct DescriptionCorpusOptions {
 // renamed. The split: split_of(the first source name of the example's group of sources linked
 // by a shared document). The stats (returned): "command", "origin", "packages", "sources",
 // "skipped" (by reason: no_description, duplicate_description, duplicate_package,
-// short_document, short_summary), "sources_linked_by_shared_documents", the options, and per
+// short_document, short_summary, held_out), "held_out_sources" (how many were named), "sources_linked_by_shared_documents", the options, and per
 // split and for "all" the corpus_stats lengths (documents, input_words and target_words
 // percentiles, ...) with "sources" (source packages), "document_words_mean",
 // "summary_words_mean" and "compression_ratio" (mean document words / mean summary words).
 // strata::Error when no package is left; nothing is written then.
+// The source packages that installed the pages of `page_sets` (JSONL datasets of
+// `strata data manpages`, whose "source" field is a page's installed path), for
+// DescriptionCorpusOptions::held_out_sources: dpkg's lists under `root` give each page's
+// package, `packages` (the archive's index) its source; a package the index does not know is
+// its own source. Pages no dpkg list names (installed by hand) are counted in `unowned`.
+// strata::Error naming the file and line for a line without a "source" string.
+struct PageSources {
+  std::set<std::string> sources;
+  std::size_t pages = 0, unowned = 0;
+};
+PageSources sources_of_pages(const std::vector<std::filesystem::path>& page_sets, const std::filesystem::path& root,
+                             const std::vector<DebianPackage>& packages);
+
 nlohmann::json build_description_corpus(const std::vector<DebianPackage>& packages,
                                         const DescriptionCorpusOptions& options,
                                         const std::filesystem::path& out_dir);

@@ -29,4 +29,10 @@ std::vector<InstalledExample> header_section_examples(const std::filesystem::pat
                                                       const std::map<std::string, std::string>& sources,
                                                       std::size_t words, std::size_t per_package);
 
+// The installed package (dpkg's name, without ":arch") that owns each of `paths` (absolute, as
+// dpkg lists them: "/usr/share/man/man1/ls.1.gz"), read from ROOT/var/lib/dpkg/info/*.list;
+// paths no list names are left out of the result.
+std::map<std::string, std::string> dpkg_owners(const std::filesystem::path& root,
+                                               const std::vector<std::string>& paths);
+
 }  // namespace strata

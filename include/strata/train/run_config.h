@@ -41,6 +41,7 @@ struct TrainOptions {
   std::int64_t accumulation = 1;   // batches per update
   double label_smoothing = 0.1;
   std::size_t max_tokens = 4096;   // per batch: rows × longest example
+  std::size_t max_rows = 0;        // per batch; 0 = no limit beyond max_tokens
   std::int64_t log_every = 10;
   std::int64_t eval_every = 200;
   std::int64_t eval_docs = 100;    // validation documents decoded for ROUGE at each evaluation
