@@ -36,21 +36,6 @@ struct DescriptionCorpusOptions {
   std::string origin;  // where the packages came from (the index files), kept in stats.json
 };
 
-// Keeps the packages with both a short and a long description; one a Description-md5 (the
-// package's own descriptions where the index has no md5), and one a package name, the first
-// by name; then those whose document and summary have enough words. Each becomes a native
-// document line (include/strata/doc/dataset.h): id and title the package's name, the long
-// description's paragraphs (sentences split by the DocumentBuilder), the short description as
-// summary, and the extra fields "package", "source", "section" and "description_md5". Writes
-// OUT/{train,validation,test}.jsonl in package-name order and OUT/stats.json, each written then
-// renamed. The split: split_of(the first source name of the example's group of sources linked
-// by a shared document). The stats (returned): "command", "origin", "packages", "sources",
-// "skipped" (by reason: no_description, duplicate_description, duplicate_package,
-// short_document, short_summary, held_out), "held_out_sources" (how many were named), "sources_linked_by_shared_documents", the options, and per
-// split and for "all" the corpus_stats lengths (documents, input_words and target_words
-// percentiles, ...) with "sources" (source packages), "document_words_mean",
-// "summary_words_mean" and "compression_ratio" (mean document words / mean summary words).
-// strata::Error when no package is left; nothing is written then.
 // The source packages that installed the pages of `page_sets` (JSONL datasets of
 // `strata data manpages`, whose "source" field is a page's installed path), for
 // DescriptionCorpusOptions::held_out_sources: dpkg's lists under `root` give each page's
@@ -64,6 +49,22 @@ struct PageSources {
 PageSources sources_of_pages(const std::vector<std::filesystem::path>& page_sets, const std::filesystem::path& root,
                              const std::vector<DebianPackage>& packages);
 
+// Keeps the packages with both a short and a long description; one a Description-md5 (the
+// package's own descriptions where the index has no md5), and one a package name, the first
+// by name; then those whose document and summary have enough words. Each becomes a native
+// document line (include/strata/doc/dataset.h): id and title the package's name, the long
+// description's paragraphs (sentences split by the DocumentBuilder), the short description as
+// summary, and the extra fields "package", "source", "section" and "description_md5". Writes
+// OUT/{train,validation,test}.jsonl in package-name order and OUT/stats.json, each written then
+// renamed. The split: split_of(the first source name of the example's group of sources linked
+// by a shared document). The stats (returned): "command", "origin", "packages", "sources",
+// "skipped" (by reason: no_description, duplicate_description, duplicate_package,
+// short_document, short_summary, held_out), "held_out_sources" (how many were named),
+// "sources_linked_by_shared_documents", the options, and per split and for "all" the
+// corpus_stats lengths (documents, input_words and target_words percentiles, ...) with
+// "sources" (source packages), "document_words_mean", "summary_words_mean" and
+// "compression_ratio" (mean document words / mean summary words).
+// strata::Error when no package is left; nothing is written then.
 nlohmann::json build_description_corpus(const std::vector<DebianPackage>& packages,
                                         const DescriptionCorpusOptions& options,
                                         const std::filesystem::path& out_dir);
