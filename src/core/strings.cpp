@@ -36,6 +36,16 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
   }
 }
 
+std::vector<std::string_view> split_words(std::string_view text) {
+  std::vector<std::string_view> words;
+  for (std::size_t begin = text.find_first_not_of(kWhitespace); begin != std::string_view::npos;) {
+    const std::size_t end = text.find_first_of(kWhitespace, begin);
+    words.push_back(text.substr(begin, end == std::string_view::npos ? std::string_view::npos : end - begin));
+    begin = text.find_first_not_of(kWhitespace, end == std::string_view::npos ? text.size() : end);
+  }
+  return words;
+}
+
 std::string xml_escape(std::string_view text) {
   std::string out;
   for (const char c : text) {

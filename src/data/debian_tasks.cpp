@@ -4,12 +4,12 @@
 #include <functional>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <unordered_set>
 
 #include "strata/core/files.h"
 #include "strata/core/split_mix64.h"
+#include "strata/core/strings.h"
 #include "strata/data/description_corpus.h"
 #include "strata/data/installed_tasks.h"
 #include "strata/data/manpage_corpus.h"
@@ -22,13 +22,6 @@ namespace {
 using OrderedJson = nlohmann::ordered_json;
 const char* const kSplits[] = {"train", "validation", "test"};
 const char* const kFacets[] = {"role", "implemented-in", "interface", "use", "works-with", "scope"};
-
-std::vector<std::string> words_of(std::string_view text) {
-  std::vector<std::string> words;
-  std::istringstream in{std::string(text)};
-  for (std::string w; in >> w;) words.push_back(w);
-  return words;
-}
 
 struct Usable {
   const DebianPackage* package;
@@ -152,17 +145,20 @@ Task acceptable_task(const std::vector<Usable>& usable, std::uint64_t seed) {
     const std::string& text = u.package->long_description;
     const std::vector<Span> sentences = split_sentences(text);
     if (sentences.empty()) continue;
-    std::vector<std::string> words = words_of(std::string_view(text).substr(sentences[0].begin, sentences[0].size()));
+    std::vector<std::string_view> words = split_words(std::string_view(text).substr(sentences[0].begin, sentences[0].size()));
     if (words.size() < 6) continue;
     SplitMix64 rng({seed, stable_hash(u.package->name), 3});
     const bool shuffle = rng.below(2) == 0;
     if (shuffle) {
-      const std::vector<std::string> original = words;
+      const std::vector<std::string_view> original = words;
       for (std::size_t i = words.size() - 1; i > 0; --i) std::swap(words[i], words[rng.below(i + 1)]);
       if (words == original) std::swap(words[0], words[1]);  // a shuffle that changed nothing
     }
     std::string sentence;
-    for (const std::string& w : words) sentence += (sentence.empty() ? "" : " ") + w;
+    for (std::string_view w : words) {
+      if (!sentence.empty()) sentence += ' ';
+      sentence += w;
+    }
     OrderedJson line = example_line(u.package->name, task.name, sentence);
     const std::string label = shuffle ? "shuffled" : "real";
     line["label"] = label;
@@ -203,7 +199,7 @@ nlohmann::json build_debian_suite(const std::vector<DebianPackage>& packages, co
   std::unordered_set<std::string> seen;
   std::size_t too_short = 0, duplicates = 0;
   for (const DebianPackage& p : packages) {
-    if (words_of(p.long_description).size() < options.min_description_words) {
+    if (split_words(p.long_description).size() < options.min_description_words) {
       ++too_short;
       continue;
     }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <set>
-#include <sstream>
 
 #include "strata/core/error.h"
 #include "strata/core/files.h"
@@ -18,10 +17,12 @@ namespace {
 
 // The first `count` whitespace-separated words of `text`, joined by single spaces.
 std::string first_words(std::string_view text, std::size_t count) {
-  std::istringstream in{std::string(text)};
+  const std::vector<std::string_view> words = split_words(text);
   std::string out;
-  std::size_t taken = 0;
-  for (std::string word; taken < count && in >> word; ++taken) out += (out.empty() ? "" : " ") + word;
+  for (std::size_t i = 0; i < std::min(count, words.size()); ++i) {
+    if (i > 0) out += ' ';
+    out += words[i];
+  }
   return out;
 }
 

@@ -14,6 +14,13 @@ TEST(Split, PartsBetweenSeparators) {
   EXPECT_TRUE(split("", ',').empty());
 }
 
+TEST(SplitWords, RunsBetweenAnyWhitespace) {
+  EXPECT_EQ(split_words(" a\tbb\n\nc \r\f\vd "), (std::vector<std::string_view>{"a", "bb", "c", "d"}));
+  EXPECT_EQ(split_words("one"), (std::vector<std::string_view>{"one"}));
+  EXPECT_TRUE(split_words("").empty());
+  EXPECT_TRUE(split_words(" \t\n").empty());
+}
+
 TEST(SplitLines, DropsCarriageReturns) {
   EXPECT_EQ(split_lines("a\r\nb\n"), (Parts{"a", "b", ""}));
 }

@@ -23,6 +23,9 @@ std::vector<std::string_view> split_lines(std::string_view text);
 // The parts between `separator`s; "" gives {} and "a," gives {"a", ""}.
 std::vector<std::string_view> split(std::string_view text, char separator);
 
+// The runs of non-whitespace characters (kWhitespace separates); "" and "  " give {}.
+std::vector<std::string_view> split_words(std::string_view text);
+
 // Whether `a` and `b` are equal but for the case of ASCII letters (headings, deb822 field names).
 bool equals_ignoring_case(std::string_view a, std::string_view b);
 
