@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "strata/core/strings.h"
 #include "strata/text/tokenizer.h"
 
 namespace strata {
@@ -30,7 +31,7 @@ std::size_t count_words(std::string_view text) {
   std::size_t words = 0;
   bool in_word = false;
   for (char c : text) {
-    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+    const bool space = is_space(c);
     if (!space && !in_word) ++words;
     in_word = !space;
   }

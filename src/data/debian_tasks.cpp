@@ -10,6 +10,7 @@
 #include "strata/core/files.h"
 #include "strata/core/split_mix64.h"
 #include "strata/core/strings.h"
+#include "strata/data/corpus_stats.h"
 #include "strata/data/description_corpus.h"
 #include "strata/data/installed_tasks.h"
 #include "strata/data/manpage_corpus.h"
@@ -199,7 +200,7 @@ nlohmann::json build_debian_suite(const std::vector<DebianPackage>& packages, co
   std::unordered_set<std::string> seen;
   std::size_t too_short = 0, duplicates = 0;
   for (const DebianPackage& p : packages) {
-    if (split_words(p.long_description).size() < options.min_description_words) {
+    if (count_words(p.long_description) < options.min_description_words) {
       ++too_short;
       continue;
     }
