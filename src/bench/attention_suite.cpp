@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,11 @@
 #include "strata/attn/attention_call.h"
 #include "strata/attn/pair_rules.h"
 #include "strata/attn/spec.h"
+#include "strata/attn/tile_products.h"
 #include "strata/attn/token_layout.h"
+#include "strata/bench/blas_info.h"
 #include "strata/bench/child_process.h"
+#include "strata/bench/peer_program.h"
 #include "strata/bench/session.h"
 #include "strata/bench/table.h"
 #include "strata/bench/timing.h"
@@ -60,6 +64,7 @@ const std::vector<Case>& cases() {
       {"d", "fused_same_section", "fused, same_section (7 sections)"},
       {"e", "fused_hibrids", "fused, window + HIBRIDS bias"},
       {"f", "sgemm", "at::mm, square sgemm"},
+      {"g", "fused_dense_blas_tiles", "fused, dense, tile products by BLAS sgemm (STRATA_TILE_GEMM=blas)"},
   };
   return list;
 }
@@ -211,8 +216,14 @@ Workload sgemm_workload(bool quick) {
 }
 
 void run_child(const AttentionBenchOptions& o) {
-  const std::string& name = o.run.child;
+  std::string name = o.run.child;
   prepare_child(o.run.threads);
+  // The same kernel with its tile products handed to BLAS (tile_gemm.h reads this once, at
+  // its first product, which comes later in this process).
+  if (name == "fused_dense_blas_tiles") {
+    ::setenv("STRATA_TILE_GEMM", "blas", 1);
+    name = "fused_dense";
+  }
   const Workload work = name == "composite" ? composite_workload(o.length)
                         : name == "sgemm"   ? sgemm_workload(o.run.quick)
                                             : fused_workload(name, o.length);
@@ -233,72 +244,143 @@ struct Verdict {
   Target target;   // op empty: no target
 };
 
+// The composite keeps H L^2 scores and weights (and their gradients) alive: past this length
+// it needs more memory than a workstation has, so it is left out.
+constexpr std::int64_t kCompositeMaxLength = 8192;
+
+// A row of the table: a case of this run (a child) or of the peer (PyTorch 2.6).
+struct Row {
+  std::string id, name, label;
+  double ms = 0;
+  Json entry;           // its "cases" entry in the JSON
+  Json rho;             // number or null
+  double peak_mb = -1;  // < 0: not measured (the peer)
+  double growth_mb = -1;
+};
+
+// PyTorch 2.6's SDPA on the same shapes (bench/peers/sdpa.py): p) dense, q) the window as a
+// boolean mask. Empty when no peer runs here.
+std::vector<Row> peer_rows(const AttentionBenchOptions& o, Json& peer_info) {
+  if (o.peer.empty()) {
+    std::printf("peer: not run (pass --peer bench/peers/run; make bench does when its root exists)\n");
+    return {};
+  }
+  const std::optional<Json> peer =
+      run_peer(o.peer, "sdpa.py",
+               {"--length", std::to_string(o.length), "--heads", std::to_string(kHeads), "--head-dim",
+                std::to_string(kHeadDim), "--threads", std::to_string(o.run.threads), "--rounds",
+                std::to_string(o.run.rounds), "--window", std::to_string(half_window(o.length))},
+               o.run.threads);
+  if (!peer) return {};
+  peer_info = {{"torch", (*peer)["torch"]}, {"blas", (*peer)["blas"]}, {"sdpa_backend", (*peer)["sdpa_backend"]}};
+  std::vector<Row> rows;
+  const auto add = [&](const char* id, const char* name, const char* label, const Json& timing) {
+    Row row{id, name, label, timing["median_ms"].get<double>(), Json{{"label", label}}, nullptr};
+    row.entry.update(timing);
+    rows.push_back(std::move(row));
+  };
+  add("p", "torch_sdpa", "PyTorch 2.6 scaled_dot_product_attention, dense", (*peer)["cases"]["dense"]);
+  add("q", "torch_sdpa_window", "PyTorch 2.6 scaled_dot_product_attention, c's window as a boolean mask",
+      (*peer)["cases"]["window"]);
+  return rows;
+}
+
 void run_parent(const AttentionBenchOptions& o) {
   Session session("attention", {"strata", "bench", "attention"}, o.run, kBusyCores);
   std::printf("attention: batch 1, %ld heads, head dim %ld, L = %ld, fp32, forward + backward of out.sum(), "
               "%d threads, median of %d rounds%s\n",
               long(kHeads), long(kHeadDim), long(o.length), o.run.threads, o.run.rounds,
               o.run.quick ? " (--quick)" : "");
+  std::printf("BLAS: %s; fused tile products: %s\n", blas_description().c_str(), attn::fused_tile_products());
   session.print_load();
 
+  const bool composite = o.length <= kCompositeMaxLength;
+  if (!composite)
+    std::printf("a) left out: L > %ld, its L x L weights would not fit in memory\n", long(kCompositeMaxLength));
+  std::vector<Case> run_cases;
+  for (const Case& c : cases())
+    if (composite || std::string(c.name) != "composite") run_cases.push_back(c);
   std::vector<std::string> names;
-  for (const Case& c : cases()) names.push_back(c.name);
+  for (const Case& c : run_cases) names.push_back(c.name);
   std::vector<std::string> args = o.run.child_args();
   for (const std::string& word : {std::string("--length"), std::to_string(o.length)}) args.push_back(word);
   session.measure(names, args);
+  Json peer_info = nullptr;
+  const std::vector<Row> peer = peer_rows(o, peer_info);
   const auto rho = [&](const char* name) { return session.result(name)["rho"].get<double>(); };
 
+  // Targets of issue 24: sparse cases cost at most 1.1 (1 - rho) of dense, the fused dense
+  // kernel runs at >= 80 % of sgemm's GFLOP/s and >= 1.25x PyTorch 2.6's SDPA, whose dense
+  // time a half-hidden window beats by >= 2x.
   std::map<std::string, Verdict> verdicts;
-  verdicts["fused_dense"] = {session.ratio("composite", "fused_dense"), "a/b", {">=", 1.5}};
+  if (composite) verdicts["fused_dense"] = {session.ratio("composite", "fused_dense"), "a/b", {">=", 1.5}};
   verdicts["fused_window"] = {session.ratio("fused_window", "fused_dense"), "c/b",
-                              {"<=", 1.25 * (1 - rho("fused_window"))}};
+                              {"<=", 1.1 * (1 - rho("fused_window"))}};
   verdicts["fused_same_section"] = {session.ratio("fused_same_section", "fused_dense"), "d/b",
-                                    {"<=", 1.25 * (1 - rho("fused_same_section"))}};
+                                    {"<=", 1.1 * (1 - rho("fused_same_section"))}};
   verdicts["fused_hibrids"] = {session.ratio("fused_hibrids", "fused_window"), "e/c", {"<=", 1.3}};
   const auto gflops = [&](const char* name) {
     return session.result(name)["flops_per_step"].get<double>() / session.median_ms(name) * 1e-6;
   };
   const double sgemm_gflops = gflops("sgemm"), fused_gflops = gflops("fused_dense");
-  verdicts["sgemm"] = {fused_gflops / sgemm_gflops, "b/f GFLOP/s", {}};
+  verdicts["sgemm"] = {fused_gflops / sgemm_gflops, "b/f GFLOP/s", {">=", 0.8}};
+  verdicts["fused_dense_blas_tiles"] = {session.ratio("fused_dense_blas_tiles", "fused_dense"), "g/b", {}};
+  if (!peer.empty()) {
+    verdicts["torch_sdpa"] = {peer[0].ms / session.median_ms("fused_dense"), "p/b", {">=", 1.25}};
+    verdicts["torch_sdpa_window"] = {peer[0].ms / session.median_ms("fused_window"), "p/c", {">=", 2.0}};
+  }
+
+  std::vector<Row> rows;
+  for (const Case& c : run_cases) {
+    const CaseMeasurement& r = session[c.name];
+    rows.push_back({c.id, c.name, c.label, session.median_ms(c.name), session.case_json(c.name, c.label),
+                    r.result["rho"], r.maxrss_mb, r.growth_mb});
+    session.check_noisy(c.id, r.result);
+  }
+  rows.insert(rows.end(), peer.begin(), peer.end());
 
   std::printf("\n");
-  Table table({{"", -2}, {"case", -19}, {"ms", 10}, {"ratio", 7}, {"of", -11}, {"target", -9}, {"met", -4},
+  Table table({{"", -2}, {"case", -22}, {"ms", 10}, {"ratio", 7}, {"of", -11}, {"target", -9}, {"met", -4},
                {"rho", 6}, {"peak MB", 8}, {"+MB", 8}});
   Json cases_json = Json::object();
-  for (const Case& c : cases()) {
-    const CaseMeasurement& r = session[c.name];
-    Json entry = session.case_json(c.name, c.label);
-    std::vector<std::string> row{c.id, c.name, fixed(session.median_ms(c.name), 1), "-", "", "", ""};
-    if (const auto v = verdicts.find(c.name); v != verdicts.end()) {
+  for (Row& row : rows) {
+    std::vector<std::string> cells{row.id, row.name, fixed(row.ms, 1), "-", "", "", ""};
+    if (const auto v = verdicts.find(row.name); v != verdicts.end()) {
       const Verdict& verdict = v->second;
       const bool judged = !verdict.target.op.empty();
-      row[3] = fixed(verdict.ratio, 3);
-      row[4] = verdict.of;
-      row[5] = judged ? fmt::format("{} {:.3f}", verdict.target.op, verdict.target.bound) : "-";
-      row[6] = judged ? (verdict.target.met(verdict.ratio) ? "yes" : "NO") : "";
-      entry["ratio"] = verdict.ratio;
-      entry["ratio_of"] = verdict.of;
-      if (judged) entry["target"] = verdict.target.to_json(verdict.ratio);
+      cells[3] = fixed(verdict.ratio, 3);
+      cells[4] = verdict.of;
+      cells[5] = judged ? fmt::format("{} {:.3f}", verdict.target.op, verdict.target.bound) : "-";
+      cells[6] = judged ? (verdict.target.met(verdict.ratio) ? "yes" : "NO") : "";
+      row.entry["ratio"] = verdict.ratio;
+      row.entry["ratio_of"] = verdict.of;
+      if (judged) row.entry["target"] = verdict.target.to_json(verdict.ratio);
     }
-    const Json& case_rho = r.result["rho"];
-    row.push_back(case_rho.is_number() ? fixed(case_rho.get<double>(), 3) : "-");
-    row.push_back(fixed(r.maxrss_mb, 0));
-    row.push_back(fixed(r.growth_mb, 0));
-    table.row(row);
-    session.check_noisy(c.id, r.result);
-    cases_json[c.name] = std::move(entry);
+    cells.push_back(row.rho.is_number() ? fixed(row.rho.get<double>(), 3) : "-");
+    cells.push_back(row.peak_mb < 0 ? "-" : fixed(row.peak_mb, 0));
+    cells.push_back(row.growth_mb < 0 ? "-" : fixed(row.growth_mb, 0));
+    table.row(cells);
+    cases_json[row.name] = std::move(row.entry);
   }
   table.print();
   std::printf("\n");
-  for (const Case& c : cases())
+  for (const Case& c : run_cases)
     std::printf("%s) %s: %s\n", c.id, c.label, session.result(c.name)["spec"].get<std::string>().c_str());
+  for (const Row& row : peer) std::printf("%s) %s\n", row.id.c_str(), row.label.c_str());
+  if (!peer.empty())
+    std::printf("peer: torch %s, SDPA backend %s, BLAS %s\n", peer_info["torch"].get<std::string>().c_str(),
+                peer_info["sdpa_backend"].get<std::string>().c_str(), peer_info["blas"].get<std::string>().c_str());
   std::printf("GFLOP/s: fused dense %.1f of sgemm %.1f = %.3f; %s\n", fused_gflops, sgemm_gflops,
               fused_gflops / sgemm_gflops, kFlopsAccounting);
   std::printf("peak MB: the case's whole process (ru_maxrss); +MB: what its steps added over its inputs "
               "(VmHWM - VmRSS)\n");
   session.print_noisy();
-  std::printf("attention: fused dense %.2fx libtorch composite (peak %.0f MB vs %.0f MB)\n",
-              verdicts["fused_dense"].ratio, session["fused_dense"].maxrss_mb, session["composite"].maxrss_mb);
+  if (!peer.empty())
+    std::printf("attention: fused dense %.2fx PyTorch 2.6 SDPA; fused window %.2fx its dense\n",
+                verdicts["torch_sdpa"].ratio, verdicts["torch_sdpa_window"].ratio);
+  else if (composite)
+    std::printf("attention: fused dense %.2fx libtorch composite (peak %.0f MB vs %.0f MB)\n",
+                verdicts["fused_dense"].ratio, session["fused_dense"].maxrss_mb, session["composite"].maxrss_mb);
 
   session.write_json(
       {{"batch", 1},
@@ -310,6 +392,9 @@ void run_parent(const AttentionBenchOptions& o) {
       {{"flops_accounting", kFlopsAccounting},
        {"fused_dense_gflops", fused_gflops},
        {"sgemm_gflops", sgemm_gflops},
+       {"blas", blas_description()},
+       {"tile_products", attn::fused_tile_products()},
+       {"peer", peer_info},
        {"memory_method",
         "each case in a child process: peak_rss_mb = its ru_maxrss; rss_growth_mb = VmHWM after the rounds "
         "minus VmRSS once the inputs were built"}},

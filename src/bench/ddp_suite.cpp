@@ -88,7 +88,7 @@ void write_documents(const fs::path& dir) {
   }
 }
 
-struct Case {
+struct DdpCase {
   std::string name;
   int processes, threads;
   std::vector<double> tokens_per_s, comm_wait_share, step_ms;  // per round
@@ -96,7 +96,7 @@ struct Case {
 };
 
 // A run's train lines after the first window (thread pools, first allocations).
-void read_run(const fs::path& metrics, Case& c) {
+void read_run(const fs::path& metrics, DdpCase& c) {
   JsonlReader reader(metrics);
   nlohmann::json line;
   std::vector<double> speed, share, step_ms;
@@ -156,12 +156,12 @@ void run_ddp_bench(const DdpBenchOptions& given) {
                                 "max_tokens = 4096\n",
                                 dir.string(), options.steps, log_every));
 
-  std::vector<Case> cases{{.name = "1x1", .processes = 1, .threads = 1},
+  std::vector<DdpCase> cases{{.name = "1x1", .processes = 1, .threads = 1},
                           {.name = fmt::format("1x{}", cores), .processes = 1, .threads = cores}};
   if (cores > 1) cases.push_back({.name = fmt::format("{}x1", cores), .processes = cores, .threads = 1});
   for (int round = 0; round < options.run.rounds; ++round) {
     for (std::size_t k = 0; k < cases.size(); ++k) {
-      Case& c = cases[(k + static_cast<std::size_t>(round)) % cases.size()];  // each round another order
+      DdpCase& c = cases[(k + static_cast<std::size_t>(round)) % cases.size()];  // each round another order
       const fs::path run = dir / fmt::format("run-{}-{}", c.name, round);
       fs::remove_all(run);
       std::vector<std::string> args{"train", "--quiet", "--config", (dir / "model.toml").string(), "--out", run.string(),
@@ -174,12 +174,12 @@ void run_ddp_bench(const DdpBenchOptions& given) {
     }
   }
 
-  const Case& one = cases[1];
+  const DdpCase& one = cases[1];
   const double reference = median_of(one.tokens_per_s);
   Table table({{"processes x threads", -19}, {"tokens/s", 9}, {"ratio", 6}, {"comm wait", 9}, {"MB/step", 8},
                {"ms/step", 8}});
   nlohmann::ordered_json json_cases = nlohmann::ordered_json::object();
-  for (const Case& c : cases) {
+  for (const DdpCase& c : cases) {
     const double speed = median_of(c.tokens_per_s);
     table.row({fmt::format("{} x {}", c.processes, c.threads), fixed(speed, 0), fixed(speed / reference, 3),
                c.comm_wait_share.empty() ? "-" : fixed(100 * median_of(c.comm_wait_share), 1) + " %",

@@ -60,7 +60,11 @@ struct Case {
 
 class HfParity : public HfTest, public testing::WithParamInterface<Case> {};
 
-// Every output transformers recorded (and strata gives) within 1e-4 + 1e-4 |expected|.
+// Every output transformers recorded (and strata gives) within 1e-4 + 1e-4 |expected| +
+// 2e-5 max |expected|: fp32 rounding that reaches a logit through the layers grows with the
+// size of the whole output, not of that one element (LED's logits reach 16; orders of
+// summation that differ from transformers' move a small one by up to ~3e-4, whichever of
+// strata's kernels or tile products runs).
 TEST_P(HfParity, ForwardMatchesTransformers) {
   const Case c = GetParam();
   import_hf(kFixtures / c.fixture, dir_ / "run");
@@ -75,11 +79,12 @@ TEST_P(HfParity, ForwardMatchesTransformers) {
     flatten(expected.at(name), e);
     flatten(value, g);
     ASSERT_EQ(e.size(), g.size()) << name;
-    double worst = 0;
+    double worst = 0, largest = 0;
+    for (double x : e) largest = std::max(largest, std::abs(x));
     std::size_t outside = 0;
     for (std::size_t i = 0; i < e.size(); ++i) {
       worst = std::max(worst, std::abs(g[i] - e[i]));
-      if (std::abs(g[i] - e[i]) > 1e-4 + 1e-4 * std::abs(e[i])) ++outside;
+      if (std::abs(g[i] - e[i]) > 1e-4 + 1e-4 * std::abs(e[i]) + 2e-5 * largest) ++outside;
     }
     EXPECT_EQ(outside, 0u) << c.fixture << " " << name << ": largest difference " << worst;
     ++compared;

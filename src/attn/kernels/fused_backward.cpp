@@ -17,6 +17,7 @@
 
 #include "fused_passes.h"
 #include "fused_tiles.h"
+#include "tile_gemm.h"
 
 namespace strata::attn {
 
@@ -156,7 +157,7 @@ class Backward {
       if (truncated) {
         for (std::int64_t r = 0; r < rows; ++r) std::fill_n(dp + r * ld, cols, T(0));
       } else {
-        gemm(false, false, rows, cols, d, T(1), d_out, d, v_t, p_.keys, T(0), dp, ld);
+        gemm(false, rows, cols, d, T(1), d_out, d, v_t, p_.keys, T(0), dp, ld);
         const T* weights = prob;
         if (tile.weight_factors(b, h, i0, rows, n0, cols, keep)) {
           T* factors = tile.factors();
@@ -165,14 +166,14 @@ class Backward {
           weights = factors;
         }
         if (target.dv)
-          gemm(true, false, cols, d, rows, T(1), weights, ld, d_out, d, T(1), target.dv + n0 * d, d);
+          gemm(true, cols, d, rows, T(1), weights, ld, d_out, d, T(1), target.dv + n0 * d, d);
       }
       if (!need_ds) continue;
       tiles::softmax_grad(dp, ld, prob, ld, rows, cols, row_dot, mult);  // dp is now dS
       if (g_.dq)
-        gemm(false, false, rows, d, cols, scale, dp, ld, k, d, T(1), g_.dq + rows_at(b, h, i0), d);
+        gemm(false, rows, d, cols, scale, dp, ld, k, d, T(1), g_.dq + rows_at(b, h, i0), d);
       if (target.dk) {
-        gemm(true, false, cols, d, rows, scale, dp, ld, q, d, T(1), target.dk + n0 * d, d);
+        gemm(true, cols, d, rows, scale, dp, ld, q, d, T(1), target.dk + n0 * d, d);
       }
       if (target.dtable)
         tiles::add_table_grad(dp, ld, tile.relations(), ld, rows, cols, target.dtable);

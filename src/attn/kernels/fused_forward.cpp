@@ -26,6 +26,7 @@
 
 #include "fused_passes.h"
 #include "fused_tiles.h"
+#include "tile_gemm.h"
 
 namespace strata::attn {
 
@@ -111,7 +112,7 @@ class Forward {
       // Dropout thins the weights that meet V, not the normaliser's sum.
       if (tile.weight_factors(b, h, i0, rows, n0, cols, nullptr))
         tiles::multiply(s, ld, tile.factors(), ld, rows, cols);
-      gemm(false, false, rows, d, cols, T(1), s, ld, v_rows(b, h, n0), d, T(1), o, d);
+      gemm(false, rows, d, cols, T(1), s, ld, v_rows(b, h, n0), d, T(1), o, d);
     }
     T* lse = lse_ + bh(b, h) * p_.lq + i0;
     for (std::int64_t r = 0; r < rows; ++r) {
@@ -260,7 +261,7 @@ class Forward {
       // Dropout thins the weights that meet V, not the impact.
       if (tile.weight_factors(b, h, i0, rows, n0, cols, nullptr))
         tiles::multiply(s, ld, tile.factors(), ld, rows, cols);
-      gemm(false, false, rows, d, cols, T(1), s, ld, v_rows(b, h, n0), d, T(1), o, d);
+      gemm(false, rows, d, cols, T(1), s, ld, v_rows(b, h, n0), d, T(1), o, d);
     }
   }
 
@@ -288,7 +289,7 @@ class Forward {
             s[r * ld + c] *= p_.dropout_factor<T>(b, h, i0 + r, key[c]);
       for (std::int64_t c = 0; c < count; ++c)
         std::copy_n(v_rows(b, h, key[c]), d, values.data() + c * d);
-      gemm(false, false, rows, d, count, sign, s, ld, values.data(), d, T(1), o, d);
+      gemm(false, rows, d, count, sign, s, ld, values.data(), d, T(1), o, d);
       count = 0;
     };
     std::size_t next = 0;

@@ -1,13 +1,12 @@
 #include "fused_plan.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "fused_tiles.h"
+#include "tile_gemm.h"
 #include "query_votes.h"
 #include "strata/core/error.h"
 
@@ -103,7 +102,7 @@ void ScoreTile<T>::compute_into(T* s, const FusedInputs<T>& in, std::int64_t b, 
                                 std::int64_t cols, bool partial) {
   const FusedPlan& p = plan_;
   const std::int64_t bh = b * p.heads + h;
-  gemm(false, false, rows, cols, p.dim, static_cast<T>(p.scale), in.q + (bh * p.lq + i0) * p.dim,
+  gemm(false, rows, cols, p.dim, static_cast<T>(p.scale), in.q + (bh * p.lq + i0) * p.dim,
        p.dim, in.k_t + bh * p.dim * p.keys + n0, p.keys, T(0), s, ld_);
   if (p.has_table) {
     std::int32_t* rel = relations_.data();
@@ -143,7 +142,7 @@ void ScoreTile<T>::compute_keys(const FusedInputs<T>& in, std::int64_t b, std::i
     const T* column = in.k_t + (bh * d + e) * p.keys;
     for (std::int64_t c = 0; c < count; ++c) gathered_[e * ld_ + c] = column[key[c]];
   }
-  gemm(false, false, rows, count, d, static_cast<T>(p.scale), in.q + (bh * p.lq + i0) * d, d,
+  gemm(false, rows, count, d, static_cast<T>(p.scale), in.q + (bh * p.lq + i0) * d, d,
        gathered_.data(), ld_, T(0), s, ld_);
   if (p.has_table) {
     const T* table = in.table + h * p.relations;
@@ -203,25 +202,5 @@ bool ScoreTile<T>::weight_factors(std::int64_t b, std::int64_t h, std::int64_t i
 
 template class ScoreTile<float>;
 template class ScoreTile<double>;
-
-namespace {
-CBLAS_TRANSPOSE op(bool trans) { return trans ? CblasTrans : CblasNoTrans; }
-}  // namespace
-
-void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-          const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
-          std::int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, op(trans_a), op(trans_b), static_cast<int>(m), static_cast<int>(n),
-              static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta,
-              c, static_cast<int>(ldc));
-}
-
-void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
-          const double* a, std::int64_t lda, const double* b, std::int64_t ldb, double beta,
-          double* c, std::int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, op(trans_a), op(trans_b), static_cast<int>(m), static_cast<int>(n),
-              static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta,
-              c, static_cast<int>(ldc));
-}
 
 }  // namespace strata::attn

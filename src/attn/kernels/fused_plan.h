@@ -125,12 +125,4 @@ class ScoreTile {
   std::vector<std::uint8_t> visible_;
 };
 
-// C = alpha * op(A) op(B) + beta * C, row-major (cblas).
-void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-          const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
-          std::int64_t ldc);
-void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
-          const double* a, std::int64_t lda, const double* b, std::int64_t ldb, double beta,
-          double* c, std::int64_t ldc);
-
 }  // namespace strata::attn

@@ -1,0 +1,78 @@
+"""PyTorch's scaled_dot_product_attention, forward + backward of out.sum(), the peer of
+`strata bench attention`: batch 1, 8 heads, head dim 64, fp32, the same length and threads.
+
+Cases: dense (no mask: the CPU flash kernel) and, with --window W, a boolean mask that shows
+keys within W of the query (torch computes every pair and masks; nothing is skipped).
+Prints one JSON line: torch's version, the BLAS and its kernel, the SDPA backend chosen, and
+per case the median and every round in milliseconds.
+"""
+import argparse
+import ctypes
+import json
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+
+def blas_description():
+    for name in ("libblas.so.3", "libopenblas.so.0"):
+        try:
+            lib = ctypes.CDLL(name)
+            lib.openblas_get_config.restype = ctypes.c_char_p
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            return "%s, core %s" % (lib.openblas_get_config().decode(), lib.openblas_get_corename().decode())
+        except (OSError, AttributeError):
+            continue
+    return "not OpenBLAS"
+
+
+def timed(step, rounds, warmup):
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        step()
+        times.append((time.perf_counter() - start) * 1000.0)
+    return {"median_ms": statistics.median(times), "rounds_ms": times}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--length", type=int, default=4096)
+    parser.add_argument("--heads", type=int, default=8)
+    parser.add_argument("--head-dim", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--window", type=int, default=0, help="also time a banded boolean mask")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    shape = (1, args.heads, args.length, args.head_dim)
+    q, k, v = (torch.randn(shape, requires_grad=True) for _ in range(3))
+
+    def step(mask=None):
+        F.scaled_dot_product_attention(q, k, v, attn_mask=mask).sum().backward()
+        q.grad = k.grad = v.grad = None
+
+    result = {
+        "torch": torch.__version__,
+        "blas": blas_description(),
+        "threads": torch.get_num_threads(),
+        "sdpa_backend": {0: "math", 1: "flash", 2: "efficient"}.get(torch._fused_sdp_choice(q, k, v), "other"),
+        "length": args.length,
+        "cases": {"dense": timed(step, args.rounds, args.warmup)},
+    }
+    if args.window > 0:
+        index = torch.arange(args.length)
+        mask = (index[:, None] - index[None, :]).abs() <= args.window
+        result["cases"]["window"] = timed(lambda: step(mask), args.rounds, args.warmup)
+        result["cases"]["window"]["visible_fraction"] = mask.float().mean().item()
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
