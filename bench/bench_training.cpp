@@ -41,6 +41,7 @@
 
 #include "strata/bench/child_process.h"
 #include "strata/bench/cpu_load.h"
+#include "strata/bench/peer_program.h"
 #include "strata/bench/flags.h"
 #include "strata/bench/session.h"
 #include "strata/bench/table.h"
@@ -75,6 +76,7 @@ struct Options {
   int warmup = 2;                 // 1 with --quick
   std::string only;   // "strata" or "peer": time that model alone (for perf), no memory children
   std::string trace;  // libtorch profiler (chrome trace JSON) over the timed rounds
+  std::string peer;   // bench/peers/run: also PyTorch 2.6's nn.Transformer (bench/peers/transformer.py)
 };
 
 struct Batch {
@@ -275,6 +277,9 @@ Options parse(int argc, char** argv) {
   app.add_option("--only", o.only, "one model alone, e.g. under perf record (no memory children)")
       ->check(CLI::IsMember({"strata", "peer"}));
   app.add_option("--trace", o.trace, "libtorch profiler over the timed rounds: per-op chrome trace JSON");
+  app.add_option("--peer", o.peer,
+                 "the peer runner, bench/peers/run: also times PyTorch 2.6's nn.Transformer on the same model and "
+                 "batch shapes, after strata's rounds, with the same threads (target: strata >= 2x)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -435,6 +440,23 @@ int main(int argc, char** argv) {
                 tps["strata"], tps["peer"], ratio, session["strata"].growth_mb, session["peer"].growth_mb);
     if (scaling) std::printf("; strata 1->%d threads %.2fx", options.run.threads, speedup);
     std::printf("\n");
+  }
+  if (both && !options.peer.empty()) {
+    const auto peer = strata::bench::run_peer(
+        options.peer, "transformer.py",
+        {"--batch", std::to_string(options.batch), "--threads", std::to_string(options.run.threads), "--rounds",
+         std::to_string(options.run.rounds), "--warmup", std::to_string(options.warmup)},
+        options.run.threads);
+    if (peer) {
+      const double peer_tps = (*peer)["tokens_per_s"].get<double>(), ratio = tps["strata"] / peer_tps;
+      findings["torch26"] = *peer;
+      findings["ratio_to_torch26"] = ratio;
+      std::printf("training: strata %.0f tok/s, PyTorch %s nn.Transformer %.0f tok/s (%ld parameters), ratio %.2f "
+                  "(target >= 2.0: %s); its BLAS: %s\n",
+                  tps["strata"], (*peer)["torch"].get<std::string>().c_str(), peer_tps,
+                  long((*peer)["parameters"].get<std::int64_t>()), ratio, ratio >= 2.0 ? "met" : "NOT met",
+                  (*peer)["blas"].get<std::string>().c_str());
+    }
   }
   session.write_json({{"batch", options.batch},
                       {"source_length_max", kSourceLen},

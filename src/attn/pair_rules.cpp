@@ -523,6 +523,29 @@ void PairRules::relation_tile(std::int64_t b, std::int64_t i0, std::int64_t i1, 
   }
 }
 
+std::optional<std::int32_t> PairRules::uniform_relation(std::int64_t b, std::int64_t i0,
+                                                        std::int64_t i1, std::int64_t n0,
+                                                        std::int64_t n1) const {
+  const State& s = *state_;
+  if (i1 <= i0 || n1 <= n0) return std::nullopt;
+  if (n1 <= s.prefix || s.spec.bias.kind == RelationKind::None) return -1;
+  if (n0 < s.prefix) return std::nullopt;  // prefix slots (-1) beside keys
+  switch (s.spec.bias.kind) {
+    case RelationKind::SectionDistance:
+    case RelationKind::Hibrids:
+    case RelationKind::HibridsSelected: {
+      const auto one_value = [](const std::int32_t* ids, std::int64_t count) {
+        return std::all_of(ids + 1, ids + count, [&](std::int32_t id) { return id == ids[0]; });
+      };
+      if (!one_value(s.q(LayoutField::Section).row(b) + i0, i1 - i0) ||
+          !one_value(s.k(LayoutField::Section).row(b) + (n0 - s.prefix), n1 - n0))
+        return std::nullopt;
+      return relation(b, i0, n0);
+    }
+    default: return std::nullopt;  // T5 buckets change along every diagonal
+  }
+}
+
 FixedPattern PairRules::fixed(std::int64_t h) const { return state_->spec.head(h).fixed; }
 
 std::int64_t PairRules::fixed_key(std::int64_t b, std::int64_t h, std::int64_t i) const {

@@ -54,6 +54,7 @@ void register_all(CLI::App& app) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks that run from the installed binary");
   bench->require_subcommand(1);
   register_bench_attention(*bench);
+  register_bench_long(*bench);
   register_bench_bst(*bench);
   register_bench_ddp(*bench);
   register_bench_hibrids(*bench);

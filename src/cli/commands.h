@@ -43,6 +43,7 @@ void register_eval_hierarchy(CLI::App& eval);  // strata eval hierarchy
 void register_eval_summarize(CLI::App& eval);  // strata eval summarize
 // `bench` is one group; each benchmark is a file of its own.
 void register_bench_attention(CLI::App& bench);  // strata bench attention
+void register_bench_long(CLI::App& bench);       // strata bench long
 void register_bench_bst(CLI::App& bench);        // strata bench bst
 void register_bench_ddp(CLI::App& bench);        // strata bench ddp
 void register_bench_hibrids(CLI::App& bench);    // strata bench hibrids

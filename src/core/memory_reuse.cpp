@@ -18,4 +18,11 @@ bool keep_freed_memory() {
   return true;
 }
 
+void map_large_blocks() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // the largest glibc takes (half its arena heap)
+  mallopt(M_MMAP_MAX, 1 << 16);         // glibc's default count
+  mallopt(M_TRIM_THRESHOLD, 128 << 10);
+  mallopt(M_TOP_PAD, 0);
+}
+
 }  // namespace strata

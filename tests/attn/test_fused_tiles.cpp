@@ -144,5 +144,17 @@ TEST(FusedTiles, GumbelNoiseMatchesCounterGumbel) {
   EXPECT_GT(gumbel_at(row, top), 15.0f);  // -log(-log(1 - 2^-24)) = 16.6
 }
 
+TEST(FusedTiles, AddConstantAndSumOverATileWithALeadingDimension) {
+  std::vector<float> x(3 * 21, 1.0f);  // 3 rows of 19 columns, leading dimension 21
+  for (std::int64_t r = 0; r < 3; ++r)
+    for (std::int64_t c = 0; c < 19; ++c) x[r * 21 + c] = static_cast<float>(r * 19 + c);
+  add_constant(x.data(), 21, 3, 19, 0.5f);
+  EXPECT_FLOAT_EQ(x[0], 0.5f);
+  EXPECT_FLOAT_EQ(x[2 * 21 + 18], 56.5f);
+  EXPECT_FLOAT_EQ(x[19], 1.0f);  // the padding stays
+  // sum over 57 values 0.5 .. 56.5, padding excluded
+  EXPECT_FLOAT_EQ(sum(x.data(), 21, 3, 19), 57 * 28.5f);
+}
+
 }  // namespace
 }  // namespace strata::attn::tiles

@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <optional>
 #include <random>
+#include <set>
 
 #include "strata/attn/pair_rules.h"
 #include "random_calls.h"
@@ -213,6 +215,50 @@ TEST(PairRules, RelationTileMatchesRelation) {
     }
   }
   EXPECT_GT(checked, 40);
+}
+
+// uniform_relation() over random tiles of random calls: when it names a relation, every pair
+// of the tile has it; for the section-level biases it names one whenever the tile's queries
+// share a section and its keys share one (and it is never asked about prefix slots beside keys).
+TEST(PairRules, UniformRelationIsTheRelationOfEveryPair) {
+  std::mt19937 rng(17);
+  int uniform = 0, mixed = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    const auto r = test::random_call(rng);
+    const PairRules rules(r->call);
+    const std::int64_t lq = rules.queries(), keys = rules.keys();
+    if (lq == 0 || keys == 0) continue;
+    for (int t = 0; t < 20; ++t) {
+      const std::int64_t b = std::uniform_int_distribution<std::int64_t>(0, rules.batch() - 1)(rng);
+      const std::int64_t i0 = std::uniform_int_distribution<std::int64_t>(0, lq - 1)(rng);
+      const std::int64_t n0 = std::uniform_int_distribution<std::int64_t>(0, keys - 1)(rng);
+      const std::int64_t i1 = std::uniform_int_distribution<std::int64_t>(i0 + 1, std::min(lq, i0 + 4))(rng);
+      const std::int64_t n1 = std::uniform_int_distribution<std::int64_t>(n0 + 1, std::min(keys, n0 + 4))(rng);
+      std::set<std::int32_t> seen;
+      for (std::int64_t i = i0; i < i1; ++i)
+        for (std::int64_t n = n0; n < n1; ++n) seen.insert(rules.relation(b, i, n));
+      const std::optional<std::int32_t> one = rules.uniform_relation(b, i0, i1, n0, n1);
+      if (one) {
+        ++uniform;
+        ASSERT_EQ(seen, std::set<std::int32_t>{*one}) << "trial " << trial;
+      } else {
+        ++mixed;
+        const bool section_bias = r->spec.bias.kind == RelationKind::Hibrids ||
+                                  r->spec.bias.kind == RelationKind::HibridsSelected ||
+                                  r->spec.bias.kind == RelationKind::SectionDistance;
+        if (section_bias && seen.size() == 1 && n0 >= rules.prefix_len()) {
+          // Nullopt with one relation is allowed only when sections differ inside the tile.
+          std::set<std::int32_t> q_sections, k_sections;
+          for (std::int64_t i = i0; i < i1; ++i) q_sections.insert(rules.state().q(LayoutField::Section).row(b)[i]);
+          for (std::int64_t n = n0; n < n1; ++n)
+            k_sections.insert(rules.state().k(LayoutField::Section).row(b)[n - rules.prefix_len()]);
+          ASSERT_TRUE(q_sections.size() > 1 || k_sections.size() > 1) << "trial " << trial;
+        }
+      }
+    }
+  }
+  EXPECT_GT(uniform, 100);
+  EXPECT_GT(mixed, 100);
 }
 
 TEST(PairRules, FixedKeysAreThePreviousAndNextTokens) {

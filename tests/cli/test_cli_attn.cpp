@@ -147,8 +147,8 @@ TEST_F(CliAttn, BenchQuickPrintsEveryCase) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(slurp(json));
   EXPECT_EQ(j["length"], 128);
-  for (const char* name :
-       {"composite", "fused_dense", "fused_window", "fused_same_section", "fused_hibrids", "sgemm"}) {
+  for (const char* name : {"composite", "fused_dense", "fused_window", "fused_same_section", "fused_hibrids",
+                           "sgemm", "fused_dense_blas_tiles"}) {
     EXPECT_NE(r.out.find(name), std::string::npos) << name << "\n" << r.out;
     ASSERT_TRUE(j["cases"].contains(name)) << name;
     EXPECT_GT(j["cases"][name]["median_ms"].get<double>(), 0) << name;
@@ -158,6 +158,70 @@ TEST_F(CliAttn, BenchQuickPrintsEveryCase) {
   EXPECT_NEAR(j["cases"]["fused_same_section"]["rho"].get<double>(), 6.0 / 7.0, 0.01);
   EXPECT_EQ(j["cases"]["fused_dense"]["rho"], 0.0);
   EXPECT_NE(r.out.find("GFLOP/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("peer: not run"), std::string::npos) << r.out;  // no --peer
+  EXPECT_FALSE(j["cases"].contains("torch_sdpa"));
+}
+
+// A peer runner is any program that prints the peer's JSON as its last line: a stand-in here
+// (the real one needs a Debian 13 root), so the rows, ratios and JSON of the peer are checked.
+TEST_F(CliAttn, BenchPairsThePeersLastJsonLineAndGoesOnWithoutIt) {
+  const fs::path runner = write("runner.sh", R"sh(#!/bin/sh
+[ "$1" = sdpa.py ] || exit 9
+echo "a line of noise first"
+echo '{"torch": "2.6.0+stand-in", "blas": "none", "threads": 1, "sdpa_backend": "flash", "length": 128,
+ "cases": {"dense": {"median_ms": 40.0, "rounds_ms": [40.0]}, "window": {"median_ms": 44.0, "rounds_ms": [44.0]}}}' | tr -d '\n'
+echo
+)sh");
+  fs::permissions(runner, fs::perms::owner_all);
+  const fs::path json = dir_ / "bench.json";
+  Result r = run("bench attention --quick --length 128 --threads 1 --rounds 1 --peer " + runner.string() + " --json " +
+                 json.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  ASSERT_TRUE(j["cases"].contains("torch_sdpa")) << r.out;
+  EXPECT_EQ(j["cases"]["torch_sdpa"]["median_ms"], 40.0);
+  EXPECT_EQ(j["cases"]["torch_sdpa_window"]["median_ms"], 44.0);
+  const double dense = j["cases"]["fused_dense"]["median_ms"].get<double>();
+  const double window = j["cases"]["fused_window"]["median_ms"].get<double>();
+  EXPECT_NEAR(j["cases"]["torch_sdpa"]["ratio"].get<double>(), 40.0 / dense, 1e-9);
+  EXPECT_NEAR(j["cases"]["torch_sdpa_window"]["ratio"].get<double>(), 40.0 / window, 1e-9);
+  EXPECT_EQ(j["cases"]["torch_sdpa"]["target"]["bound"], 1.25);
+  EXPECT_EQ(j["peer"]["torch"], "2.6.0+stand-in");
+  EXPECT_NE(r.out.find("PyTorch 2.6 SDPA"), std::string::npos) << r.out;
+
+  // A runner that says the peer's root is missing (exit 3): the benchmark goes on without it.
+  const fs::path missing = write("missing.sh", "#!/bin/sh\necho 'no peer root' >&2\nexit 3\n");
+  fs::permissions(missing, fs::perms::owner_all);
+  r = run("bench attention --quick --length 128 --threads 1 --rounds 1 --peer " + missing.string() + " --json " +
+          json.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("sudo bench/peers/setup"), std::string::npos) << r.out;
+  EXPECT_FALSE(nlohmann::json::parse(slurp(json))["cases"].contains("torch_sdpa"));
+}
+
+// The million-token bench, shortened: both cases run, the section sizes come from the man
+// pages given, and a folder without any is a clear error.
+TEST_F(CliAttn, BenchLongRunsBothCasesOnTheManPagesSections) {
+  const fs::path json = dir_ / "long.json";
+  Result r = run("bench long --quick --length 2048 --threads 1 --man-dir " + kManPage.parent_path().string() +
+                 " --json " + json.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  EXPECT_EQ(j["length"], 2048);
+  for (const char* name : {"window_global", "same_section_man"}) {
+    ASSERT_TRUE(j["cases"].contains(name)) << name;
+    EXPECT_GT(j["cases"][name]["tokens_per_s"].get<double>(), 0) << name;
+    EXPECT_GT(j["cases"][name]["peak_over_layer_tensors"].get<double>(), 0) << name;
+  }
+  const nlohmann::json& sections = j["cases"]["same_section_man"];
+  EXPECT_GT(sections["sections"].get<int>(), 2);
+  EXPECT_GE(sections["pages"].get<int>(), 2);  // the fixtures' pages, reused until 2048 words
+  EXPECT_LE(sections["largest_section_tokens"].get<int>(), 2048);
+
+  fs::create_directories(dir_ / "empty");
+  r = run("bench long --quick --length 2048 --threads 1 --man-dir " + (dir_ / "empty").string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("no man page with sections"), std::string::npos) << r.err;
 }
 
 }  // namespace

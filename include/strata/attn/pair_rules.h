@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "strata/attn/attention_call.h"
@@ -47,6 +48,12 @@ class PairRules {
   std::int32_t relation(std::int64_t b, std::int64_t i, std::int64_t n) const;
   void relation_tile(std::int64_t b, std::int64_t i0, std::int64_t i1, std::int64_t n0,
                      std::int64_t n1, std::int32_t* out, std::int64_t ld) const;
+  // The relation every pair of the tile [i0, i1) × [n0, n1) has, when it is one (-1: no
+  // bias): a tile of prefix slots only, or, for the section-level biases, queries of one
+  // section and keys of one section. Nullopt otherwise (then relation_tile() tells). O(rows +
+  // columns), so the fused kernel can add and differentiate one number for most tiles.
+  std::optional<std::int32_t> uniform_relation(std::int64_t b, std::int64_t i0, std::int64_t i1,
+                                               std::int64_t n0, std::int64_t n1) const;
 
   // The fixed pattern's key for query i of head h, or -1 when the row gives zeros.
   FixedPattern fixed(std::int64_t h) const;

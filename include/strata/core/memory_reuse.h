@@ -10,4 +10,10 @@ namespace strata {
 // Returns false when the user's malloc settings were left in place.
 bool keep_freed_memory();
 
+// glibc's own policy again for a process whose blocks are few and huge (a million-token layer,
+// where every tensor is 2 GiB): blocks of 32 MiB and more are mapped on their own, so a freed
+// one goes back to the system instead of leaving a hole in the heap that the next, slightly
+// different allocation cannot reuse. Peak memory then stays near what is live.
+void map_large_blocks();
+
 }  // namespace strata

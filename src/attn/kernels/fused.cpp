@@ -62,20 +62,9 @@ T* ptr_or_null(const at::Tensor& t) {
   return t.defined() ? t.data_ptr<T>() : nullptr;
 }
 
-// The kernel's inputs, holding the transposed copies of k (and v, for backward) it reads.
+// The kernel's inputs, in the compute dtype and contiguous.
 struct Inputs {
-  at::Tensor q, k, v, k_t, v_t, table, dense;
-
-  Inputs(at::Tensor q_in, at::Tensor k_in, at::Tensor v_in, at::Tensor table_in,
-         at::Tensor dense_in, bool backward)
-      : q(std::move(q_in)),
-        k(std::move(k_in)),
-        v(std::move(v_in)),
-        table(std::move(table_in)),
-        dense(std::move(dense_in)) {
-    k_t = k.transpose(2, 3).contiguous();
-    if (backward) v_t = v.transpose(2, 3).contiguous();
-  }
+  at::Tensor q, k, v, table, dense;
 
   template <class T>
   FusedInputs<T> views() const {
@@ -83,8 +72,6 @@ struct Inputs {
     in.q = q.data_ptr<T>();
     in.k = k.data_ptr<T>();
     in.v = v.data_ptr<T>();
-    in.k_t = k_t.data_ptr<T>();
-    in.v_t = ptr_or_null<T>(v_t);
     in.table = ptr_or_null<T>(table);
     in.dense = ptr_or_null<T>(dense);
     return in;
@@ -130,7 +117,7 @@ class FusedAttentionBackward final : public torch::autograd::Node {
     if (task_should_compute_output(4) && dc.defined())
       ddense = at::zeros({plan->batch, plan->heads, plan->lq, plan->keys}, qc.options());
 
-    const Inputs inputs(qc, kc, vc, tc, dc, /*backward=*/true);
+    const Inputs inputs{qc, kc, vc, tc, dc};
     AT_DISPATCH_FLOATING_TYPES(compute, "fused_attention_backward", [&] {
       FusedGrads<scalar_t> g;
       g.dq = ptr_or_null<scalar_t>(dq);
@@ -173,7 +160,7 @@ at::Tensor fused_attention(const AttentionCall& call) {
     out = at::zeros({plan->batch, plan->heads, plan->lq, plan->dim}, options);
     lse = at::empty({plan->batch, plan->heads, plan->lq}, options);
     if (plan->any_top_p) keep = at::zeros({plan->batch, plan->heads, plan->keys}, options);
-    const Inputs inputs(q, k, v, table, dense, /*backward=*/false);
+    const Inputs inputs{q, k, v, table, dense};
     AT_DISPATCH_FLOATING_TYPES(compute, "fused_attention_forward", [&] {
       fused_forward<scalar_t>(*plan, inputs.views<scalar_t>(), out.data_ptr<scalar_t>(),
                               lse.data_ptr<scalar_t>(), ptr_or_null<scalar_t>(keep));

@@ -78,6 +78,7 @@ class Backward {
   struct Scratch {
     Scratch(std::int64_t q_tile, std::int64_t k_tile) : dp(q_tile * k_tile), row_dot(q_tile) {}
     std::vector<T> dp, row_dot;
+    HeadTranspose<T> values_t;
   };
 
   // Where one task accumulates dK, dV (rows of its (b, h)) and its head's dTable row.
@@ -149,7 +150,7 @@ class Backward {
       T* prob = tile.scores();
       tiles::exp_minus_rows(prob, ld, rows, cols, lse);
       const T* k = in_.k + keys_at(b, h, n0);
-      const T* v_t = in_.v_t + (b * p_.heads + h) * d * p_.keys + n0;
+      const T* v_t = scratch.values_t.of(in_.v, b * p_.heads + h, p_.keys, d) + n0;
       // A tile whose keys top-p truncated, all of them: its weights are 0, so dP is 0 and it
       // adds nothing to dV, but dS = P * (0 - D) still reaches its scores.
       const bool truncated =
@@ -176,7 +177,7 @@ class Backward {
         gemm(true, cols, d, rows, scale, dp, ld, q, d, T(1), target.dk + n0 * d, d);
       }
       if (target.dtable)
-        tiles::add_table_grad(dp, ld, tile.relations(), ld, rows, cols, target.dtable);
+        tile.add_relation_grad(dp, rows, cols, target.dtable);
       if (g_.ddense) {
         T* dense = g_.ddense + ((b * p_.heads + h) * p_.lq + i0) * p_.keys + n0;
         for (std::int64_t r = 0; r < rows; ++r) std::copy_n(dp + r * ld, cols, dense + r * p_.keys);

@@ -102,12 +102,19 @@ void ScoreTile<T>::compute_into(T* s, const FusedInputs<T>& in, std::int64_t b, 
                                 std::int64_t cols, bool partial) {
   const FusedPlan& p = plan_;
   const std::int64_t bh = b * p.heads + h;
+  const T* k_t = keys_t_.of(in.k, bh, p.keys, p.dim);
   gemm(false, rows, cols, p.dim, static_cast<T>(p.scale), in.q + (bh * p.lq + i0) * p.dim,
-       p.dim, in.k_t + bh * p.dim * p.keys + n0, p.keys, T(0), s, ld_);
+       p.dim, k_t + n0, p.keys, T(0), s, ld_);
   if (p.has_table) {
-    std::int32_t* rel = relations_.data();
-    p.rules.relation_tile(b, i0, i0 + rows, n0, n0 + cols, rel, ld_);
-    tiles::add_table_bias(s, ld_, rel, ld_, rows, cols, in.table + h * p.relations);
+    const T* table = in.table + h * p.relations;
+    uniform_relation_ = p.rules.uniform_relation(b, i0, i0 + rows, n0, n0 + cols);
+    if (!uniform_relation_) {
+      std::int32_t* rel = relations_.data();
+      p.rules.relation_tile(b, i0, i0 + rows, n0, n0 + cols, rel, ld_);
+      tiles::add_table_bias(s, ld_, rel, ld_, rows, cols, table);
+    } else if (*uniform_relation_ >= 0) {
+      tiles::add_constant(s, ld_, rows, cols, table[*uniform_relation_]);
+    }
   }
   if (p.has_dense)
     tiles::add(s, ld_,
@@ -137,9 +144,10 @@ void ScoreTile<T>::compute_keys(const FusedInputs<T>& in, std::int64_t b, std::i
   const std::int64_t bh = b * p.heads + h, d = p.dim;
   T* s = scores_.data();
   gathered_.resize(static_cast<std::size_t>(ld_ * d));
+  const T* k_t = keys_t_.of(in.k, bh, p.keys, d);
   // Q K^T with K's columns gathered into a contiguous [D, count] block, as compute() reads k_t.
   for (std::int64_t e = 0; e < d; ++e) {
-    const T* column = in.k_t + (bh * d + e) * p.keys;
+    const T* column = k_t + e * p.keys;
     for (std::int64_t c = 0; c < count; ++c) gathered_[e * ld_ + c] = column[key[c]];
   }
   gemm(false, rows, count, d, static_cast<T>(p.scale), in.q + (bh * p.lq + i0) * d, d,
@@ -178,6 +186,15 @@ void ScoreTile<T>::compute_keys(const FusedInputs<T>& in, std::int64_t b, std::i
 }
 
 template <class T>
+void ScoreTile<T>::add_relation_grad(const T* ds, std::int64_t rows, std::int64_t cols,
+                                     T* dtable) const {
+  if (!uniform_relation_)
+    tiles::add_table_grad(ds, ld_, relations_.data(), ld_, rows, cols, dtable);
+  else if (*uniform_relation_ >= 0)
+    dtable[*uniform_relation_] += tiles::sum(ds, ld_, rows, cols);
+}
+
+template <class T>
 bool ScoreTile<T>::weight_factors(std::int64_t b, std::int64_t h, std::int64_t i0,
                                   std::int64_t rows, std::int64_t n0, std::int64_t cols,
                                   const T* keep) {
@@ -202,5 +219,26 @@ bool ScoreTile<T>::weight_factors(std::int64_t b, std::int64_t h, std::int64_t i
 
 template class ScoreTile<float>;
 template class ScoreTile<double>;
+
+template <class T>
+const T* HeadTranspose<T>::of(const T* rows, std::int64_t bh, std::int64_t n, std::int64_t d) {
+  if (bh == bh_) return buffer_.data();
+  buffer_.resize(static_cast<std::size_t>(n * d));
+  const T* head = rows + bh * n * d;
+  // In blocks of 16 x 16, writing along the output's rows: the reads of a block then touch 16
+  // lines d apart and the writes 16 lines n apart, once each.
+  constexpr std::int64_t kBlock = 16;
+  for (std::int64_t n0 = 0; n0 < n; n0 += kBlock) {
+    const std::int64_t n1 = std::min(n, n0 + kBlock);
+    for (std::int64_t e0 = 0; e0 < d; e0 += kBlock)
+      for (std::int64_t e = e0; e < std::min(d, e0 + kBlock); ++e)
+        for (std::int64_t j = n0; j < n1; ++j) buffer_[e * n + j] = head[j * d + e];
+  }
+  bh_ = bh;
+  return buffer_.data();
+}
+
+template class HeadTranspose<float>;
+template class HeadTranspose<double>;
 
 }  // namespace strata::attn

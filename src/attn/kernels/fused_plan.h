@@ -7,6 +7,7 @@
 // and backward all build scores through ScoreTile, so they agree on every element.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "strata/attn/counter_random.h"
@@ -66,18 +67,29 @@ struct FusedPlan {
 };
 
 // Raw views of the contiguous compute-dtype tensors: q [B, H, Lq, D], k and v [B, H, N, D],
-// table [H, R], dense [B or 1, H or 1, Lq, N]. Also k and v transposed, [B, H, D, N]: with
-// them Q K^T and dO V^T are no-transpose products, which BLAS runs about 25% faster on
-// 64-wide tiles than the transposed form (v_t is needed by backward only).
+// table [H, R], dense [B or 1, H or 1, Lq, N].
 template <class T>
 struct FusedInputs {
   const T* q = nullptr;
   const T* k = nullptr;
   const T* v = nullptr;
-  const T* k_t = nullptr;
-  const T* v_t = nullptr;
   const T* table = nullptr;
   const T* dense = nullptr;
+};
+
+// One (batch item, head)'s rows [N, D] transposed to [D, N], kept while a thread stays on that
+// head: with K^T (and V^T) Q K^T and dO V^T are no-transpose tile products, which run ~25 %
+// faster than the transposed form. One head per thread, not a transposed copy of every head:
+// at a million tokens that copy would be as large as k itself (2 GiB at 8 heads x 64).
+template <class T>
+class HeadTranspose {
+ public:
+  // rows + bh N D is the head's [N, D] block; the result is [D, N] (leading dimension N).
+  const T* of(const T* rows, std::int64_t bh, std::int64_t n, std::int64_t d);
+
+ private:
+  std::int64_t bh_ = -1;
+  std::vector<T> buffer_;
 };
 
 // Scratch for one score tile, owned by one thread: O(tile²) memory.
@@ -112,16 +124,21 @@ class ScoreTile {
   bool weight_factors(std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t rows,
                       std::int64_t n0, std::int64_t cols, const T* keep);
 
+  // dtable[relation] += ds[r][c] over the tile compute() last filled (a layer with a bias
+  // table): one sum for a tile whose pairs share a relation, run by run otherwise.
+  void add_relation_grad(const T* ds, std::int64_t rows, std::int64_t cols, T* dtable) const;
+
   std::int64_t ld() const { return ld_; }
   T* scores() { return scores_.data(); }
   T* factors() { return factors_.data(); }
-  const std::int32_t* relations() const { return relations_.data(); }
 
  private:
   const FusedPlan& plan_;
   std::int64_t ld_;
+  HeadTranspose<T> keys_t_;
   std::vector<T> scores_, factors_, gathered_;
   std::vector<std::int32_t> relations_;
+  std::optional<std::int32_t> uniform_relation_;  // the last tile's, when it had one
   std::vector<std::uint8_t> visible_;
 };
 

@@ -6,13 +6,17 @@
 #include <limits>
 #include <type_traits>
 
-// Every fp32 entry point is compiled for AVX2 and for baseline x86-64; the loader picks
-// one per CPU (GCC function multi-versioning). The bodies are templates inlined into each
-// clone, so the same source is vectorised for whichever instruction set the clone targets.
+// Every fp32 entry point is compiled for AVX-512F, AVX2 and baseline x86-64; the loader
+// picks one per CPU (GCC function multi-versioning). The bodies are templates inlined into
+// each clone, so the same source is vectorised for whichever instruction set the clone
+// targets. The AVX-512F clone may fuse multiplies and adds (FMA); the Gumbel noise must equal
+// gumbel_at()'s scalar arithmetic to the bit, so it has no such clone.
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-#define STRATA_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#define STRATA_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define STRATA_UNFUSED_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define STRATA_VECTOR_CLONES
+#define STRATA_UNFUSED_CLONES
 #endif
 #define STRATA_INLINE inline __attribute__((always_inline))
 
@@ -322,6 +326,22 @@ STRATA_INLINE void add_table_grad_t(const T* ds, std::int64_t ldd, const std::in
 }
 
 template <class T>
+STRATA_INLINE void add_constant_t(T* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols,
+                                  T value) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    T* row = x + r * ldx;
+    for (std::int64_t c = 0; c < cols; ++c) row[c] += value;
+  }
+}
+
+template <class T>
+STRATA_INLINE T sum_tile_t(const T* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols) {
+  T total = 0;
+  for (std::int64_t r = 0; r < rows; ++r) total += sum_t(x + r * ldx, cols);
+  return total;
+}
+
+template <class T>
 STRATA_INLINE T dot_t(const T* x, const T* y, std::int64_t n) {
   T lanes[kLanes] = {};
   std::int64_t c = 0;
@@ -463,15 +483,32 @@ void add_table_grad(const double* ds, std::int64_t ldd, const std::int32_t* id, 
   add_table_grad_t(ds, ldd, id, ldi, rows, cols, dtable);
 }
 
-STRATA_VECTOR_CLONES void add_gumbel(float* x, std::uint64_t row, std::int64_t n0,
+STRATA_UNFUSED_CLONES void add_gumbel(float* x, std::uint64_t row, std::int64_t n0,
                                      std::int64_t count) {
   add_gumbel_t(x, row, n0, count);
 }
-STRATA_VECTOR_CLONES void add_gumbel(double* x, std::uint64_t row, std::int64_t n0,
+STRATA_UNFUSED_CLONES void add_gumbel(double* x, std::uint64_t row, std::int64_t n0,
                                      std::int64_t count) {
   add_gumbel_t(x, row, n0, count);
 }
 float gumbel_at(std::uint64_t row, std::int64_t n) { return gumbel_t(row, n); }
+
+STRATA_VECTOR_CLONES void add_constant(float* x, std::int64_t ldx, std::int64_t rows,
+                                       std::int64_t cols, float value) {
+  add_constant_t(x, ldx, rows, cols, value);
+}
+void add_constant(double* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols,
+                  double value) {
+  add_constant_t(x, ldx, rows, cols, value);
+}
+
+STRATA_VECTOR_CLONES float sum(const float* x, std::int64_t ldx, std::int64_t rows,
+                               std::int64_t cols) {
+  return sum_tile_t(x, ldx, rows, cols);
+}
+double sum(const double* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols) {
+  return sum_tile_t(x, ldx, rows, cols);
+}
 
 STRATA_VECTOR_CLONES float dot(const float* x, const float* y, std::int64_t n) {
   return dot_t(x, y, n);

@@ -1,8 +1,8 @@
 #pragma once
 // The fused kernel's inner loops over one score tile: row-major [rows × cols] blocks with a
-// leading dimension, in fp32 (the fast path, vectorised for AVX2 where the CPU has it) and
-// fp64 (gradient checks). Plain loops the compiler vectorises, built twice (AVX2 and
-// baseline) and picked at load time, so one binary runs on any x86-64.
+// leading dimension, in fp32 (the fast path, vectorised for AVX-512 or AVX2 where the CPU has
+// it) and fp64 (gradient checks). Plain loops the compiler vectorises, built three times
+// (AVX-512F, AVX2, baseline) and picked at load time, so one binary runs on any x86-64.
 //
 // std::exp does not vectorise, so fp32 uses a Cephes-style polynomial exp (relative error
 // about 1e-7, see test_fused_tiles.cpp); exp of anything below the smallest normal float's
@@ -56,6 +56,14 @@ void scale_rows(float* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols
                 const float* factor);
 void scale_rows(double* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols,
                 const double* factor);
+
+// x[r][c] += value
+void add_constant(float* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols, float value);
+void add_constant(double* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols, double value);
+
+// The sum of every x[r][c], row by row.
+float sum(const float* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols);
+double sum(const double* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols);
 
 // x[r][c] *= factor
 void scale(float* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols, float factor);
