@@ -4,11 +4,12 @@
 Cases: dense (no mask: the CPU flash kernel) and, with --window W, a boolean mask that shows
 keys within W of the query (torch computes every pair and masks; nothing is skipped).
 Prints one JSON line: torch's version, the BLAS and its kernel, the SDPA backend chosen, and
-per case the median and every round in milliseconds.
+per case the median and every round in milliseconds and the process's peak memory so far.
 """
 import argparse
 import ctypes
 import json
+import resource
 import statistics
 import time
 
@@ -36,7 +37,10 @@ def timed(step, rounds, warmup):
         start = time.perf_counter()
         step()
         times.append((time.perf_counter() - start) * 1000.0)
-    return {"median_ms": statistics.median(times), "rounds_ms": times}
+    # The process's peak so far (Linux: kB); the dense case runs first, so the window's
+    # figure is the larger of the two.
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return {"median_ms": statistics.median(times), "rounds_ms": times, "peak_rss_mb": peak_mb}
 
 
 def main():

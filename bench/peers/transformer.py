@@ -26,18 +26,21 @@ class Peer(nn.Module):
     def __init__(self):
         super().__init__()
         self.embed = nn.Embedding(VOCAB, D_MODEL)
-        self.positions = nn.Embedding(1024, D_MODEL)
+        # One position table for the source and one for the target, as strata's model has.
+        self.source_positions = nn.Embedding(1024, D_MODEL)
+        self.target_positions = nn.Embedding(1024, D_MODEL)
         self.dropout = nn.Dropout(DROPOUT)
         self.transformer = nn.Transformer(D_MODEL, HEADS, LAYERS, LAYERS, D_FF, DROPOUT,
                                           activation="gelu", batch_first=True)
 
-    def embed_tokens(self, tokens):
+    def embed_tokens(self, tokens, table):
         positions = torch.arange(tokens.shape[1]).unsqueeze(0)
-        return self.dropout(self.embed(tokens) + self.positions(positions))
+        return self.dropout(self.embed(tokens) + table(positions))
 
     def forward(self, source, inputs, source_pad):
         causal = nn.Transformer.generate_square_subsequent_mask(inputs.shape[1])
-        hidden = self.transformer(self.embed_tokens(source), self.embed_tokens(inputs), tgt_mask=causal,
+        hidden = self.transformer(self.embed_tokens(source, self.source_positions),
+                                  self.embed_tokens(inputs, self.target_positions), tgt_mask=causal,
                                   src_key_padding_mask=source_pad, memory_key_padding_mask=source_pad)
         return hidden @ self.embed.weight.t()
 

@@ -276,6 +276,7 @@ std::vector<Row> peer_rows(const AttentionBenchOptions& o, Json& peer_info) {
   std::vector<Row> rows;
   const auto add = [&](const char* id, const char* name, const char* label, const Json& timing) {
     Row row{id, name, label, timing["median_ms"].get<double>(), Json{{"label", label}}, nullptr};
+    if (timing.contains("peak_rss_mb")) row.peak_mb = timing["peak_rss_mb"].get<double>();
     row.entry.update(timing);
     rows.push_back(std::move(row));
   };

@@ -150,7 +150,7 @@ class Backward {
       T* prob = tile.scores();
       tiles::exp_minus_rows(prob, ld, rows, cols, lse);
       const T* k = in_.k + keys_at(b, h, n0);
-      const T* v_t = scratch.values_t.of(in_.v, b * p_.heads + h, p_.keys, d) + n0;
+      const T* v_t = scratch.values_t.of(in_.v, b * p_.heads + h, d, p_.mask.key_start) + n0 * d;
       // A tile whose keys top-p truncated, all of them: its weights are 0, so dP is 0 and it
       // adds nothing to dV, but dS = P * (0 - D) still reaches its scores.
       const bool truncated =
@@ -158,7 +158,7 @@ class Backward {
       if (truncated) {
         for (std::int64_t r = 0; r < rows; ++r) std::fill_n(dp + r * ld, cols, T(0));
       } else {
-        gemm(false, rows, cols, d, T(1), d_out, d, v_t, p_.keys, T(0), dp, ld);
+        gemm(false, rows, cols, d, T(1), d_out, d, v_t, cols, T(0), dp, ld);
         const T* weights = prob;
         if (tile.weight_factors(b, h, i0, rows, n0, cols, keep)) {
           T* factors = tile.factors();

@@ -102,9 +102,9 @@ void ScoreTile<T>::compute_into(T* s, const FusedInputs<T>& in, std::int64_t b, 
                                 std::int64_t cols, bool partial) {
   const FusedPlan& p = plan_;
   const std::int64_t bh = b * p.heads + h;
-  const T* k_t = keys_t_.of(in.k, bh, p.keys, p.dim);
+  const T* k_t = keys_t_.of(in.k, bh, p.dim, p.mask.key_start) + n0 * p.dim;  // [D, cols]
   gemm(false, rows, cols, p.dim, static_cast<T>(p.scale), in.q + (bh * p.lq + i0) * p.dim,
-       p.dim, k_t + n0, p.keys, T(0), s, ld_);
+       p.dim, k_t, cols, T(0), s, ld_);
   if (p.has_table) {
     const T* table = in.table + h * p.relations;
     uniform_relation_ = p.rules.uniform_relation(b, i0, i0 + rows, n0, n0 + cols);
@@ -144,12 +144,10 @@ void ScoreTile<T>::compute_keys(const FusedInputs<T>& in, std::int64_t b, std::i
   const std::int64_t bh = b * p.heads + h, d = p.dim;
   T* s = scores_.data();
   gathered_.resize(static_cast<std::size_t>(ld_ * d));
-  const T* k_t = keys_t_.of(in.k, bh, p.keys, d);
-  // Q K^T with K's columns gathered into a contiguous [D, count] block, as compute() reads k_t.
-  for (std::int64_t e = 0; e < d; ++e) {
-    const T* column = k_t + e * p.keys;
-    for (std::int64_t c = 0; c < count; ++c) gathered_[e * ld_ + c] = column[key[c]];
-  }
+  // Q K^T with K's rows gathered, transposed, into a contiguous [D, count] block.
+  const T* k = in.k + bh * p.keys * d;
+  for (std::int64_t c = 0; c < count; ++c)
+    for (std::int64_t e = 0; e < d; ++e) gathered_[e * ld_ + c] = k[key[c] * d + e];
   gemm(false, rows, count, d, static_cast<T>(p.scale), in.q + (bh * p.lq + i0) * d, d,
        gathered_.data(), ld_, T(0), s, ld_);
   if (p.has_table) {
@@ -221,18 +219,17 @@ template class ScoreTile<float>;
 template class ScoreTile<double>;
 
 template <class T>
-const T* HeadTranspose<T>::of(const T* rows, std::int64_t bh, std::int64_t n, std::int64_t d) {
+const T* HeadTranspose<T>::of(const T* rows, std::int64_t bh, std::int64_t d,
+                              const std::vector<std::int64_t>& key_start) {
   if (bh == bh_) return buffer_.data();
+  const std::int64_t n = key_start.back();
   buffer_.resize(static_cast<std::size_t>(n * d));
   const T* head = rows + bh * n * d;
-  // In blocks of 16 x 16, writing along the output's rows: the reads of a block then touch 16
-  // lines d apart and the writes 16 lines n apart, once each.
-  constexpr std::int64_t kBlock = 16;
-  for (std::int64_t n0 = 0; n0 < n; n0 += kBlock) {
-    const std::int64_t n1 = std::min(n, n0 + kBlock);
-    for (std::int64_t e0 = 0; e0 < d; e0 += kBlock)
-      for (std::int64_t e = e0; e < std::min(d, e0 + kBlock); ++e)
-        for (std::int64_t j = n0; j < n1; ++j) buffer_[e * n + j] = head[j * d + e];
+  for (std::size_t t = 0; t + 1 < key_start.size(); ++t) {
+    const std::int64_t n0 = key_start[t], cols = key_start[t + 1] - n0;
+    T* block = buffer_.data() + n0 * d;  // [d, cols]
+    for (std::int64_t e = 0; e < d; ++e)
+      for (std::int64_t c = 0; c < cols; ++c) block[e * cols + c] = head[(n0 + c) * d + e];
   }
   bh_ = bh;
   return buffer_.data();

@@ -77,15 +77,18 @@ struct FusedInputs {
   const T* dense = nullptr;
 };
 
-// One (batch item, head)'s rows [N, D] transposed to [D, N], kept while a thread stays on that
-// head: with K^T (and V^T) Q K^T and dO V^T are no-transpose tile products, which run ~25 %
-// faster than the transposed form. One head per thread, not a transposed copy of every head:
-// at a million tokens that copy would be as large as k itself (2 GiB at 8 heads x 64).
+// One (batch item, head)'s rows of k or v, [N, D], transposed key tile by key tile: tile t
+// (keys key_start[t] .. key_start[t + 1], `cols` of them) becomes a [D, cols] block at offset
+// key_start[t] * D. With it Q K^T and dO V^T are no-transpose tile products (~25 % faster than
+// the transposed form) that read one contiguous block, where a whole [D, N] transpose would
+// put a tile's D rows N apart: a page, and a TLB miss, per row at N = 16k. Kept while a thread
+// stays on that head; one head per thread, not a copy of every head, which at a million tokens
+// would be as large as k itself (2 GiB at 8 heads × 64).
 template <class T>
 class HeadTranspose {
  public:
-  // rows + bh N D is the head's [N, D] block; the result is [D, N] (leading dimension N).
-  const T* of(const T* rows, std::int64_t bh, std::int64_t n, std::int64_t d);
+  // `rows` is k or v, [B, H, N, D]; bh = b H + h.
+  const T* of(const T* rows, std::int64_t bh, std::int64_t d, const std::vector<std::int64_t>& key_start);
 
  private:
   std::int64_t bh_ = -1;
