@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "strata/bench/blas_info.h"
 #include "strata/bench/child_process.h"
 #include "strata/bench/cpu_load.h"
 #include "strata/bench/peer_program.h"
@@ -315,6 +316,7 @@ int main(int argc, char** argv) {
   std::printf("batch %ld x (source <= %ld, target <= %ld), %d threads, %d warm-up steps, %d timed rounds%s\n",
               long(options.batch), long(kSourceLen), long(kTargetLen), options.run.threads, options.warmup,
               options.run.rounds, options.run.quick ? " (--quick)" : "");
+  std::printf("BLAS: %s\n", strata::bench::blas_description().c_str());
   session.print_load();
 
   // Peak memory first, each model in a child process of its own, before any thread pool starts.

@@ -254,7 +254,7 @@ struct Row {
   double ms = 0;
   Json entry;           // its "cases" entry in the JSON
   Json rho;             // number or null
-  double peak_mb = -1;  // < 0: not measured (the peer)
+  double peak_mb = -1;  // < 0: not measured
   double growth_mb = -1;
 };
 

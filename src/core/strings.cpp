@@ -1,6 +1,7 @@
 #include "strata/core/strings.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 
 namespace strata {
@@ -81,6 +82,21 @@ bool glob_match(std::string_view pattern, std::string_view name) {
   }
   while (p < pattern.size() && pattern[p] == '*') ++p;
   return p == pattern.size();
+}
+
+std::optional<std::int64_t> parse_int64(std::string_view text) {
+  const std::size_t start = text.find_first_not_of(kWhitespace);
+  if (start == std::string_view::npos) return std::nullopt;
+  text.remove_prefix(start);
+  if (text.starts_with('+')) {
+    text.remove_prefix(1);
+    if (text.starts_with('-')) return std::nullopt;
+  }
+  std::int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (error != std::errc() || stop != end) return std::nullopt;
+  return value;
 }
 
 }  // namespace strata

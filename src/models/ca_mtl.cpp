@@ -15,16 +15,7 @@ std::vector<TaskHead> parse_task_heads(const std::string& text) {
     item = trim(item);
     const std::size_t colon = item.rfind(':');
     std::int64_t classes = 0;
-    if (colon != std::string_view::npos && colon > 0) {
-      try {
-        std::size_t used = 0;
-        const std::string number(item.substr(colon + 1));
-        classes = std::stoll(number, &used);
-        if (used != number.size()) classes = 0;
-      } catch (const std::exception&) {
-        classes = 0;
-      }
-    }
+    if (colon != std::string_view::npos && colon > 0) classes = parse_int64(item.substr(colon + 1)).value_or(0);
     if (classes <= 0)
       throw Error("model.tasks: '" + std::string(item) + "' is not name:classes (classes >= 1; 1 = regression)");
     TaskHead head{std::string(item.substr(0, colon)), classes};

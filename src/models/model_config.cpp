@@ -136,15 +136,9 @@ std::vector<bool> layer_indices(const std::string& field, const std::string& tex
     const std::size_t end = std::min(text.find(',', begin), text.size());
     const std::string index(trim(std::string_view(text).substr(begin, end - begin)));
     begin = end + 1;
-    std::size_t used = 0;
-    std::int64_t i = -1;
-    try {
-      i = std::stoll(index, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != index.size())
-      throw Error(field + ": '" + text + "' is not a list of layer indices such as \"0,5\"");
+    const std::optional<std::int64_t> parsed = parse_int64(index);
+    if (!parsed) throw Error(field + ": '" + text + "' is not a list of layer indices such as \"0,5\"");
+    const std::int64_t i = *parsed;
     if (i < 0 || i >= layers)
       throw Error(field + ": layer " + index + " is outside the stack's " + std::to_string(layers) +
                   " layers (indices from 0)");

@@ -11,6 +11,7 @@
 #include "strata/analysis/explorer.h"
 #include "strata/core/error.h"
 #include "strata/core/files.h"
+#include "strata/core/strings.h"
 #include "strata/serve/openai_protocol.h"
 #include "explore_assets.h"
 #include "http_listen.h"
@@ -56,12 +57,7 @@ void guarded(httplib::Response& res, const std::function<void()>& route) {
 std::optional<std::int64_t> int_param(const httplib::Request& req, const char* name) {
   if (!req.has_param(name)) return std::nullopt;
   const std::string text = req.get_param_value(name);
-  std::size_t used = 0;
-  try {
-    const long long value = std::stoll(text, &used);
-    if (used == text.size()) return value;
-  } catch (const std::exception&) {
-  }
+  if (const std::optional<std::int64_t> value = parse_int64(text)) return value;
   throw analysis::ExploreError(400, fmt::format("{} = '{}' is not an integer", name, text));
 }
 

@@ -14,6 +14,16 @@ TEST(Split, PartsBetweenSeparators) {
   EXPECT_TRUE(split("", ',').empty());
 }
 
+TEST(ParseInt64, WholeTextOnlyAsStollReadsIt) {
+  EXPECT_EQ(parse_int64("42"), 42);
+  EXPECT_EQ(parse_int64("-7"), -7);
+  EXPECT_EQ(parse_int64("+7"), 7);
+  EXPECT_EQ(parse_int64("  5"), 5);  // leading whitespace, as stoll
+  EXPECT_EQ(parse_int64("9223372036854775807"), INT64_MAX);
+  for (const char* bad : {"", "  ", "3x", "3 ", "1.5", "+-1", "0x10", "9223372036854775808", "-", "+"})
+    EXPECT_EQ(parse_int64(bad), std::nullopt) << '"' << bad << '"';
+}
+
 TEST(SplitWords, RunsBetweenAnyWhitespace) {
   EXPECT_EQ(split_words(" a\tbb\n\nc \r\f\vd "), (std::vector<std::string_view>{"a", "bb", "c", "d"}));
   EXPECT_EQ(split_words("one"), (std::vector<std::string_view>{"one"}));

@@ -1,5 +1,7 @@
 #pragma once
 // Small string helpers shared by the parsers.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +27,10 @@ std::vector<std::string_view> split(std::string_view text, char separator);
 
 // The runs of non-whitespace characters (kWhitespace separates); "" and "  " give {}.
 std::vector<std::string_view> split_words(std::string_view text);
+
+// `text` as a decimal integer, read as std::stoll reads it (leading whitespace, an optional sign)
+// but only when it is all used: nullopt for "", "3x", "3 ", "1.5" and numbers past int64.
+std::optional<std::int64_t> parse_int64(std::string_view text);
 
 // Whether `a` and `b` are equal but for the case of ASCII letters (headings, deb822 field names).
 bool equals_ignoring_case(std::string_view a, std::string_view b);
