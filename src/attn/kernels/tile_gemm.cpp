@@ -34,7 +34,7 @@ void blas_gemm(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k, flo
 // depth loop adds the outer product of one column of op(A) (broadcast element by element)
 // and one row of B. op(A)'s element (i, p) is a[i * row_step + p * depth_step], so A and A^T
 // are the same loop over different strides. Columns past n are masked, never read or written.
-// 16 FMAs per 4 loads of B and 6 broadcasts keep the FMA units busy from L1.
+// 24 FMAs per 4 loads of B and 6 broadcasts keep the FMA units busy from L1.
 constexpr int kRows = 6;
 constexpr int kVectors = 4;
 constexpr std::int64_t kBlockColumns = 16 * kVectors;
