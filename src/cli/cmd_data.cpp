@@ -1,4 +1,4 @@
-// strata data manpages | stats | code | markup | books | debian | descriptions | glue | ambig.
+// strata data manpages | stats | code | markup | books | debian | descriptions | glue | ambig | qs-manpages.
 #include <cstdio>
 #include <iostream>
 
@@ -12,6 +12,7 @@
 #include "strata/data/glue_tsv.h"
 #include "strata/data/long_corpora.h"
 #include "strata/data/manpage_corpus.h"
+#include "strata/data/manpage_qs.h"
 #include "strata/data/section_ambiguity.h"
 #include "strata/text/tokenizer.h"
 
@@ -355,6 +356,40 @@ void register_ambig(CLI::App* data) {
 
 }  // namespace
 
+void register_qs_manpages(CLI::App* data) {
+  auto options = std::make_shared<ManpageQsOptions>();
+  auto corpus = std::make_shared<std::filesystem::path>();
+  auto out = std::make_shared<std::filesystem::path>();
+  CLI::App* qs = data->add_subcommand(
+      "qs-manpages", "Question-summary hierarchies (seed 001 §4) from a man-page corpus's section trees");
+  qs->footer(
+      "Reads CORPUS/{train,validation,test}.jsonl (from `strata data manpages`) and writes OUT/<split>.jsonl in "
+      "the QS hierarchy format (docs/formats.md) and OUT/stats.json. Per page: the root pair asks \"What is "
+      "NAME?\" and answers with the NAME line; each kept section is its child (a question from the heading, the "
+      "section's first sentence as summary), each subsection a grandchild. The document is the kept sections, "
+      "each with its heading as its first paragraph. Train with data.task = qs_hierarchy.");
+  qs->add_option("--corpus", *corpus, "man-page corpus directory")->required()->check(CLI::ExistingDirectory);
+  qs->add_option("--out", *out, "output directory")->required();
+  qs->add_option("--max-sections", options->max_sections, "top-level sections kept per page")->capture_default_str();
+  qs->add_option("--max-subsections", options->max_subsections, "subsections kept per section")->capture_default_str();
+  qs->add_option("--min-sections", options->min_sections, "pages keeping fewer sections are skipped")
+      ->capture_default_str();
+  qs->add_option("--max-summary-words", options->max_summary_words, "a summary's words at most")->capture_default_str();
+  on_run(qs, [=] {
+    const nlohmann::ordered_json stats = build_manpage_qs(*corpus, *out, *options);
+    std::printf("%-11s %7s %9s %7s %7s %12s %10s %10s\n", "split", "pages", "examples", "pairs", "edges",
+                "subsections", "doc words", "tgt words");
+    for (const char* split : {"train", "validation", "test"}) {
+      const auto& s = stats[split];
+      std::printf("%-11s %7zu %9zu %7.2f %7.2f %12.2f %10.1f %10.1f\n", split, s["pages"].get<std::size_t>(),
+                  s["examples"].get<std::size_t>(), s["pairs_mean"].get<double>(), s["edges_mean"].get<double>(),
+                  s["subsection_pairs_mean"].get<double>(), s["document_words_mean"].get<double>(),
+                  s["target_words_mean"].get<double>());
+    }
+    std::printf("wrote %s/{train,validation,test}.jsonl and stats.json\n", out->c_str());
+  });
+}
+
 void register_data(CLI::App& app) {
   CLI::App* data = app.add_subcommand("data", "Build and inspect datasets");
   data->require_subcommand(1);
@@ -408,6 +443,7 @@ void register_data(CLI::App& app) {
   register_descriptions(data);
   register_glue(data);
   register_ambig(data);
+  register_qs_manpages(data);
 }
 
 }  // namespace strata::cli

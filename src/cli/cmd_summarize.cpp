@@ -143,7 +143,7 @@ struct EvalFlags {
 void run_eval_summarize(const EvalFlags& flags) {
   Summarizer summarizer(flags.model, flags.adapter, *flags.generation);
   const recipes::LoadedModel& info = summarizer.info;
-  std::vector<Seq2SeqExample> examples = load_seq2seq_examples(flags.data, *info.tokenizer, truncation_of(info), true);
+  std::vector<Seq2SeqExample> examples = train::load_seq2seq_data(flags.data, *info.tokenizer, info.run, true);
   if (flags.limit > 0 && examples.size() > flags.limit) examples.resize(flags.limit);
   const std::vector<std::string> predictions = summarizer.run(examples, false);
 
@@ -169,6 +169,9 @@ void run_eval_summarize(const EvalFlags& flags) {
     std::printf("\n[%s]\n  reference:  %s\n  prediction: %s\n", examples[i].id.c_str(), references[i].c_str(),
                 predictions[i].c_str());
   std::printf("\npredictions and scores in %s\n", out.string().c_str());
+  if (info.run.get<std::string>("data.task") == "qs_hierarchy" && info.run.get<std::string>("data.qs_task") == "hierarchy")
+    std::printf("hierarchy F1 and question BLEU: strata eval hierarchy --pairs %s\n",
+                (out / "predictions.jsonl").string().c_str());
 }
 
 void add_adapter_option(CLI::App* sub, std::string& adapter) {

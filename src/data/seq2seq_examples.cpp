@@ -352,6 +352,30 @@ std::vector<Seq2SeqExample> load_seq2seq_examples(const std::filesystem::path& j
   return examples;
 }
 
+std::vector<Seq2SeqExample> make_seq2seq_examples(const std::vector<Document>& documents,
+                                                  const Tokenizer& tokenizer,
+                                                  const TruncationOptions& options,
+                                                  Seq2SeqLoadStats* stats) {
+  check(options);
+  const std::int32_t eos = require_eos(tokenizer, "seq2seq examples");
+  const SectionMarkers markers(tokenizer, options.section_tokens);
+  Progress quiet("", 0, "documents", /*quiet=*/true);
+  std::vector<Made> made = make_in_parallel<Made>(
+      documents, quiet, [&](const Document& d) { return make(d, tokenizer, options, eos, markers); });
+  std::vector<Seq2SeqExample> examples;
+  examples.reserve(made.size());
+  Seq2SeqLoadStats counts;
+  counts.documents = made.size();
+  for (Made& m : made) {
+    counts.sources_truncated += m.source.truncated;
+    counts.section_levels_clamped += m.source.levels_clamped;
+    counts.targets_truncated += m.target_truncated;
+    examples.push_back(std::move(m.example));
+  }
+  if (stats) *stats = counts;
+  return examples;
+}
+
 std::vector<std::size_t> seq2seq_costs(std::span<const Seq2SeqExample> examples) {
   std::vector<std::size_t> costs;
   costs.reserve(examples.size());

@@ -129,11 +129,8 @@ DatasetShape detect_shape(const json& object, const JsonlReader& reader) {
 
 Document read_flat(const json& object, const JsonlReader& reader, const char* text_field,
                    const char* summary_field) {
-  const std::string text = reader.string_field(object, text_field);
   const std::string summary = reader.string_field(object, summary_field);
-  DocumentBuilder builder;
-  for (const std::string& paragraph : split_paragraphs(text)) builder.add_paragraph(paragraph);
-  Document document = builder.finish();
+  Document document = flat_document(reader.string_field(object, text_field));
   document.id = document_id(object, "id", reader.path(), reader.line());
   document.summary = summary_lines(summary);
   return document;
@@ -250,6 +247,12 @@ bool DatasetReader::next(Document& document) {
     case DatasetShape::Text: document = read_text(object, reader_); break;
   }
   return true;
+}
+
+Document flat_document(std::string_view text) {
+  DocumentBuilder builder;
+  for (const std::string& paragraph : split_paragraphs(text)) builder.add_paragraph(paragraph);
+  return builder.finish();
 }
 
 }  // namespace strata

@@ -305,9 +305,35 @@ HierarchyF1 mean_hierarchy_f1(std::span<const HierarchyF1> examples) {
   return mean;
 }
 
+std::string questions_text(const QsHierarchy& hierarchy) {
+  const FlatQs flat = flatten(hierarchy);
+  std::string text;
+  for (const std::string& question : flat.question) {
+    const std::string_view q = trim(question);
+    if (q.empty()) continue;
+    if (!text.empty()) text += ' ';
+    text += q;
+  }
+  return text;
+}
+
+std::string summaries_text(const QsHierarchy& hierarchy) {
+  const FlatQs flat = flatten(hierarchy);
+  std::string text;
+  for (std::size_t i = 0; i < flat.size(); ++i) {
+    if (i > 0) text += '\n';
+    text += trim(flat.summary[i]);
+  }
+  return text;
+}
+
 // ---- JSONL -------------------------------------------------------------------------------
 
 namespace {
+
+std::string type_message(std::string_view expected, const json& value) {
+  return fmt::format("expected {}, got {}", expected, value.type_name());
+}
 
 // Nodes of one line, with errors naming the field's path inside the line.
 class QsNodeReader {
@@ -325,10 +351,6 @@ class QsNodeReader {
   }
 
  private:
-  static std::string type_message(std::string_view expected, const json& value) {
-    return fmt::format("expected {}, got {}", expected, value.type_name());
-  }
-
   QsNode node(const json& object, const std::string& path, int depth) const {
     if (!object.is_object()) throw reader_.error(path, type_message("a QS pair object", object));
     // A closed schema: a misspelt key is reported, not silently dropped.
@@ -365,13 +387,50 @@ std::vector<QsExample> load_qs_hierarchies(const std::filesystem::path& path) {
   while (reader.next(object)) {
     QsExample example;
     example.id = document_id(object, "id", reader.path(), reader.line());
-    example.document = reader.string_field(object, "document");
+    const auto document = object.find("document");
+    if (document == object.end()) throw reader.error("document", "missing");
+    if (document->is_string()) {
+      example.document = flat_document(document->get<std::string>());
+    } else if (document->is_object()) {
+      example.document = from_native_json(*document, reader);
+    } else {
+      throw reader.error("document", type_message("a string or a native document object", *document));
+    }
     const auto hierarchy = object.find("hierarchy");
     if (hierarchy == object.end()) throw reader.error("hierarchy", "missing");
     example.hierarchy.roots = nodes.nodes(*hierarchy, "hierarchy", 1);
     examples.push_back(std::move(example));
   }
   return examples;
+}
+
+namespace {
+
+nlohmann::ordered_json nodes_json(const std::vector<QsNode>& nodes) {
+  nlohmann::ordered_json array = nlohmann::ordered_json::array();
+  for (const QsNode& node : nodes) {
+    nlohmann::ordered_json object{{"question", node.question}, {"summary", node.summary}};
+    if (!node.children.empty()) object["children"] = nodes_json(node.children);
+    array.push_back(std::move(object));
+  }
+  return array;
+}
+
+}  // namespace
+
+nlohmann::ordered_json qs_example_json(const QsExample& example) {
+  nlohmann::ordered_json line{{"id", example.id}};
+  const Document& d = example.document;
+  if (d.title.empty() && d.root.children.empty()) {
+    line["document"] = d.text;
+  } else {
+    Document content = d;
+    content.id.clear();
+    content.summary.clear();
+    line["document"] = to_native_json(content);
+  }
+  line["hierarchy"] = nodes_json(example.hierarchy.roots);
+  return line;
 }
 
 }  // namespace strata

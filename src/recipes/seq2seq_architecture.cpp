@@ -77,14 +77,18 @@ std::unique_ptr<train::TrainTask> denoising_task(models::Seq2Seq model, const Ta
 
 std::unique_ptr<train::TrainTask> make_seq2seq_task(std::shared_ptr<torch::nn::Module> module, const TaskInputs& in) {
   const models::Seq2Seq model = model_as<models::Seq2Seq>(module, "seq2seq");
-  if (in.run.get<std::string>("data.task") == "denoise") return denoising_task(model, in);
+  const std::string task = in.run.get<std::string>("data.task");
+  if (task == "denoise") return denoising_task(model, in);
+  if (!task.empty() && task != "qs_hierarchy")
+    throw Error("data.task: seq2seq models summarise (\"\"), learn question-summary hierarchies (qs_hierarchy) or "
+                "pretrain (denoise), got '" + task + "'");
   const train::DataOptions options = train::data_options(in.run);
   auto load = [&](const std::filesystem::path& path) {
-    return path.empty() ? std::vector<Seq2SeqExample>{}
-                        : load_seq2seq_examples(path, in.tokenizer, options.truncation, !in.quiet);
+    return path.empty() ? std::vector<Seq2SeqExample>{} : train::load_seq2seq_data(path, in.tokenizer, in.run, !in.quiet);
   };
   std::vector<Seq2SeqExample> train_set = keep_fraction(load(in.train), options), valid_set = load(in.valid);
-  std::printf("data: %zu training and %zu validation documents\n", train_set.size(), valid_set.size());
+  std::printf("data: %zu training and %zu validation %s\n", train_set.size(), valid_set.size(),
+              task == "qs_hierarchy" ? "QS samples" : "documents");
   report_clamping(in.model, train_set);
   return std::make_unique<train::Seq2SeqTask>(model, in.tokenizer, std::move(train_set), std::move(valid_set),
                                               in.run.get<std::int64_t>("decode.max_length"));

@@ -6,6 +6,7 @@
 
 #include "strata/core/error.h"
 #include "strata/core/strings.h"
+#include "strata/data/qs_examples.h"
 #include "strata/data/sentence_extraction_examples.h"
 #include "strata/data/tlm_examples.h"
 #include "strata/models/model_config.h"
@@ -47,9 +48,15 @@ ConfigSchema run_schema() {
   s.add("data.task", std::string(),
         "what an encoder model learns: extractive (pick summary sentences, seed 003 §4.1), segmentation "
         "(topic boundaries between sentences) or mlm (BERT's masked-LM pretraining, `strata pretrain`); denoise "
-        "pretrains a seq2seq model on BART's noise (`strata pretrain`); seq2seq models otherwise summarise; tlm "
+        "pretrains a seq2seq model on BART's noise (`strata pretrain`); qs_hierarchy trains a seq2seq model on "
+        "question-summary hierarchies (seed 001 §5.1, data.qs_task; data files as `strata data qs-manpages` writes "
+        "them); seq2seq models otherwise summarise; tlm "
         "trains a causal_lm on thesis ch. 2's formatted sequences ([INTRO] [EXTRACT] [SUMMARY] [REST], tlm.*), and "
         "language models otherwise read plain text");
+  s.add("data.qs_task", std::string("hierarchy"),
+        "data.task = qs_hierarchy: hierarchy (Task I, QSGen-Hier: root question + document -> the linearised "
+        "hierarchy, starting with the root's summary) or child_questions (Task II, QSGen-ChildQ: a QS pair + "
+        "document -> its children's questions)");
   const DenoisingOptions noise;
   s.add("pretrain.mask_ratio", noise.mask_ratio,
         "denoise: share of the text tokens masked by text infilling, each span replaced by one <mask>");
@@ -148,6 +155,15 @@ ConfigSchema run_schema() {
   s.add("decode.forced_bos_id", g.forced_bos_id, "the first generated token is this one; -1 = free (BART's forced_bos_token_id)");
   s.add("decode.forced_eos", g.forced_eos, "the last token decode.max_length allows is eos (BART's forced_eos_token_id)");
   return s;
+}
+
+std::vector<Seq2SeqExample> load_seq2seq_data(const std::filesystem::path& path, const Tokenizer& tokenizer,
+                                              const Config& config, bool verbose) {
+  const TruncationOptions truncation = data_options(config).truncation;
+  if (config.get<std::string>("data.task") == "qs_hierarchy")
+    return load_qs_examples(path, tokenizer, truncation, qs_task_from_name(config.get<std::string>("data.qs_task")),
+                            verbose);
+  return load_seq2seq_examples(path, tokenizer, truncation, verbose);
 }
 
 DataOptions data_options(const Config& c) {

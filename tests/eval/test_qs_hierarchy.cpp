@@ -36,6 +36,19 @@ QsHierarchy figure_one() {
                             "It provided nearly $13.7 billion for HUD programs.")})})}};
 }
 
+TEST(QsHierarchy, QuestionsAndSummariesInDepthFirstOrder) {
+  QsHierarchy h = figure_one();
+  h.roots[0].question.clear();  // Task I's output: the root question is the prompt
+  EXPECT_EQ(questions_text(h),
+            "How did Congress respond to this request? What was the result of the FY2009 appropriations process? "
+            "How did the omnibus appropriations bill affect HUD?");
+  EXPECT_EQ(summaries_text(h),
+            "On February 4, 2008, President Bush sent his FY2009 budget to Congress.\n"
+            "The Senate passed the budget resolution.\n"
+            "An omnibus appropriations bill was signed into law (P.L. 111-8).\n"
+            "It provided nearly $13.7 billion for HUD programs.");
+}
+
 TEST(QsHierarchy, LinearizesFigureOneDepthFirst) {
   EXPECT_EQ(linearize(figure_one()),
             "What incited the start of the FY2009 appropriation process? On February 4, 2008, "
@@ -350,11 +363,47 @@ TEST_F(QsHierarchyJsonl, ReadsNestedHierarchies) {
   const std::vector<QsExample> examples = load_qs_hierarchies(path);
   ASSERT_EQ(examples.size(), 2u);
   EXPECT_EQ(examples[0].id, "7");
-  EXPECT_EQ(examples[0].document, "The report.");
+  EXPECT_EQ(examples[0].document.text, "The report.");
   EXPECT_EQ(examples[0].hierarchy,
             (QsHierarchy{{qs("Q1?", "A1", {qs("Q1.1?", "A1.1")}), qs("Q2?", "A2")}}));
   EXPECT_EQ(examples[1].id, path.string() + ":3");
   EXPECT_TRUE(examples[1].hierarchy.roots.empty());
+}
+
+TEST_F(QsHierarchyJsonl, ReadsANativeDocumentWithItsSectionTree) {
+  const auto path = write(
+      "{\"id\": \"p\", \"document\": {\"title\": \"ls\", \"sections\": [{\"heading\": \"DESCRIPTION\", "
+      "\"paragraphs\": [\"Lists files.\"], \"sections\": [{\"heading\": \"Sorting\", \"paragraphs\": "
+      "[\"By name.\"]}]}]}, \"hierarchy\": [{\"question\": \"What is ls?\", \"summary\": \"A lister.\"}]}\n");
+  const std::vector<QsExample> examples = load_qs_hierarchies(path);
+  ASSERT_EQ(examples.size(), 1u);
+  const Document& d = examples[0].document;
+  EXPECT_EQ(d.text, "Lists files.\n\nBy name.");
+  ASSERT_EQ(d.root.children.size(), 1u);
+  EXPECT_EQ(d.root.children[0].heading, "DESCRIPTION");
+  ASSERT_EQ(d.root.children[0].children.size(), 1u);
+  EXPECT_EQ(d.root.children[0].children[0].level, 2);
+}
+
+TEST_F(QsHierarchyJsonl, WrittenExamplesReadBackTheSame) {
+  QsExample flat{"a", {}, figure_one()};
+  flat.document.text = "One.\n\nTwo.";
+  const auto path = write(qs_example_json(flat).dump() + "\n" +
+                          "{\"id\": \"b\", \"document\": {\"title\": \"T\", \"sections\": [{\"heading\": \"H\", "
+                          "\"paragraphs\": [\"Text.\"]}]}, \"hierarchy\": []}\n");
+  const std::vector<QsExample> first = load_qs_hierarchies(path);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(qs_example_json(first[0]).dump(), qs_example_json(flat).dump());
+  EXPECT_TRUE(qs_example_json(first[0])["document"].is_string());
+  EXPECT_TRUE(qs_example_json(first[1])["document"].is_object());
+  const auto again = write(qs_example_json(first[0]).dump() + "\n" + qs_example_json(first[1]).dump() + "\n");
+  const std::vector<QsExample> second = load_qs_hierarchies(again);
+  ASSERT_EQ(second.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(second[i].hierarchy, first[i].hierarchy);
+    EXPECT_EQ(second[i].document.text, first[i].document.text);
+    EXPECT_EQ(second[i].document.section_count(), first[i].document.section_count());
+  }
 }
 
 TEST_F(QsHierarchyJsonl, ErrorsNameFileLineAndFieldPath) {
@@ -378,6 +427,8 @@ TEST_F(QsHierarchyJsonl, ErrorsNameFileLineAndFieldPath) {
             file + ":2: field 'hierarchy': expected an array, got string");
   EXPECT_EQ(error_for("{\"document\": \"d\"}"), file + ":2: field 'hierarchy': missing");
   EXPECT_EQ(error_for("{\"hierarchy\": []}"), file + ":2: field 'document': missing");
+  EXPECT_EQ(error_for("{\"document\": 3, \"hierarchy\": []}"),
+            file + ":2: field 'document': expected a string or a native document object, got number");
   EXPECT_EQ(error_for("{\"id\": [1], \"document\": \"d\", \"hierarchy\": []}"),
             file + ":2: field 'id': expected a string or an integer, got array");
   EXPECT_NE(error_for("{\"document\": ").find(file + ":2: malformed JSON"), std::string::npos);

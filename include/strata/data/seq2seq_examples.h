@@ -98,6 +98,13 @@ std::vector<Seq2SeqExample> load_seq2seq_examples(const std::filesystem::path& j
                                                   bool show_progress,
                                                   Seq2SeqLoadStats* stats = nullptr);
 
+// Examples of documents in memory, each with its summary as the target, tokenized in
+// parallel; none is skipped. `stats`, when given, receives the truncation counts.
+std::vector<Seq2SeqExample> make_seq2seq_examples(const std::vector<Document>& documents,
+                                                  const Tokenizer& tokenizer,
+                                                  const TruncationOptions& options,
+                                                  Seq2SeqLoadStats* stats = nullptr);
+
 // The per-example cost plan_batches (token_batches.h) expects: source + target tokens.
 std::vector<std::size_t> seq2seq_costs(std::span<const Seq2SeqExample> examples);
 

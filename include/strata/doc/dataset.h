@@ -48,6 +48,11 @@ class DatasetReader {
 std::string document_id(const nlohmann::json& object, std::string_view field,
                         const std::filesystem::path& file, std::size_t line);
 
+// A document of one plain text, split into paragraphs as the flat shapes (CNN/DailyMail,
+// XSum-like) split theirs: at blank lines where a blank line stands between two lines of
+// text, else at every line. No sections; id and summary empty.
+Document flat_document(std::string_view text);
+
 // The native form: lossless for the tree (id, title, headings, nesting, paragraph texts,
 // summary). Section levels are implied by nesting; sentence spans are recomputed on
 // reading, so from_native_json(to_native_json(d)) reproduces d's text and every span.

@@ -32,6 +32,10 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "strata/doc/document.h"
+
 namespace strata {
 
 // The deepest hierarchy parse_hierarchy() builds and load_qs_hierarchies() accepts.
@@ -130,21 +134,33 @@ struct HierarchyF1 {
 // The hierarchy F1 of one generated hierarchy against its reference (top of this file).
 HierarchyF1 hierarchy_f1(const QsHierarchy& generated, const QsHierarchy& reference);
 
+// The hierarchy's questions (non-empty ones, depth-first, joined by spaces) and summaries
+// (depth-first, one per line): what question BLEU and summary ROUGE (Table 1) read.
+std::string questions_text(const QsHierarchy& hierarchy);
+std::string summaries_text(const QsHierarchy& hierarchy);
+
 // The corpus score: mean precision, recall and f1 over `examples` and summed edge counts;
 // all zero for no examples.
 HierarchyF1 mean_hierarchy_f1(std::span<const HierarchyF1> examples);
 
 // One annotated example of a JSONL file (docs/formats.md, "Question-summary hierarchies").
 struct QsExample {
-  std::string id;        // the line's "id" (string or integer), else "FILE:LINE"
-  std::string document;  // the input text
+  std::string id;     // the line's "id" (string or integer), else "FILE:LINE"
+  Document document;  // the input (its id and summary are not used)
   QsHierarchy hierarchy;
 };
 
-// Reads a file of lines {"id": ..., "document": "...", "hierarchy": [node, ...]} with
+// Reads a file of lines {"id": ..., "document": ..., "hierarchy": [node, ...]} with
 // node = {"question": "...", "summary": "...", "children": [node, ...] (optional)}.
+// "document" is a plain string (GovReport-QS's shape: paragraphs split as flat_document()
+// splits them) or a strata native document object, whose sections give the input its tree.
 // Throws strata::Error "FILE:LINE: field 'hierarchy[0].children[1].summary': expected a
-// string, got number" for a missing field, a wrong type, or an unknown field in a node.
+// string, got number" for a missing field, a wrong type, or an unknown field in a node;
+// errors inside a native document name the path inside it ('sections[1].heading').
 std::vector<QsExample> load_qs_hierarchies(const std::filesystem::path& path);
+
+// The JSON line load_qs_hierarchies() reads back to `example`: the document as a string
+// when it has no title and no sections, else as a native object.
+nlohmann::ordered_json qs_example_json(const QsExample& example);
 
 }  // namespace strata

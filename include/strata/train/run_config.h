@@ -55,6 +55,12 @@ struct TrainOptions {
 };
 
 DataOptions data_options(const Config& config);
+
+// The seq2seq examples of a dataset as a run with this config reads them: the samples of
+// question-summary hierarchies (data.task = qs_hierarchy, data.qs_task) or summarisation
+// documents, truncated as data.* says.
+std::vector<Seq2SeqExample> load_seq2seq_data(const std::filesystem::path& path, const Tokenizer& tokenizer,
+                                              const Config& config, bool verbose);
 DenoisingOptions denoising_options(const Config& config);  // the pretrain.* keys
 TlmFormat tlm_format(const Config& config);  // data.block_size and the tlm.* keys, checked
 TrainOptions train_options(const Config& config);
