@@ -3,6 +3,7 @@ bench/seed003_report.py) share: mean ± std over seeds, the best validation loss
 share of distinct summaries, the verdict on a seed's claim, and writing the page atomically."""
 import json
 import os
+import random
 import statistics
 
 
@@ -52,6 +53,25 @@ def claim(stats, a, b, metric, lower_is_better=False):
     else:
         verdict = "**does not hold**"
     return f"  - {metric}: {ma:.3f} vs {mb:.3f}, better by {diff:+.3f} (larger std {spread:.3f}): {verdict}"
+
+
+def paired_bootstrap(a, b, resamples=2000, seed=7):
+    """Paired bootstrap over test documents (Koehn 2004): the mean of a - b, its 95 % percentile
+    interval over resamples of the documents, and the two-sided p-value (twice the share of
+    resamples on the other side of zero, add-one smoothed, at most 1)."""
+    diffs = [x - y for x, y in zip(a, b)]
+    n = len(diffs)
+    observed = sum(diffs) / n
+    rng = random.Random(seed)
+    means = sorted(sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
+    other_side = sum(1 for m in means if (m <= 0 if observed > 0 else m >= 0))
+    p = min(1.0, 2 * (other_side + 1) / (resamples + 1))
+    return observed, (means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]), p
+
+
+def spread(ms, n, digits=2):
+    """mean ± std over seeds; a single seed shows no spread."""
+    return f"{ms[0]:.{digits}f}" if n < 2 else fmt(ms, digits)
 
 
 def write_atomic(path, lines):

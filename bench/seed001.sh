@@ -3,37 +3,91 @@
 # §5.2 comparisons and Table 4's ablations (`strata recipes list`), 3 seeds each, then
 # docs/results/seed001.md from the runs. Resumable: a run with scores is not trained again.
 #
+# TASK=qs runs Table 1 instead (QSGen-Hier, Task I): the systems learn man-page question-summary
+# hierarchies (`strata data qs-manpages`) and are scored by hierarchy F1, summary ROUGE and
+# question BLEU (`strata eval hierarchy`); docs/results/seed001-qs.md, with paired bootstraps.
+#
 # Usage: bench/seed001.sh [BUILD_DIR] [OUT_DIR]
-#   SEEDS="1 2 3"   seeds per system       JOBS=2        runs side by side (one thread each)
-#   RECIPES="..."   systems (default all)  REPORT=docs/results/seed001.md
-#   EXTRA="k=v ..." more overrides for every run (e.g. a shorter train.max_steps for a smoke test)
+#   TASK=summary|qs  which experiment     SEEDS="1 2 3"  seeds per system
+#   JOBS=2           runs side by side (one thread each)
+#   RECIPES="..."    systems (default: all of the task's)   REPORT=the task's page
+#   EXTRA="k=v ..."  more overrides for every run (e.g. a shorter train.max_steps for a smoke test)
 set -euo pipefail
 build=${1:-build}
 out=${2:-runs/seed001}
 strata="$build/strata"
 seeds=${SEEDS:-"1 2 3"}
 jobs=${JOBS:-2}
-report=${REPORT:-docs/results/seed001.md}
-recipes=${RECIPES:-"longformer sectok lvlsectok tokbias secbias hibrids-enc hibrids-s-enc hibrids-dec hibrids-s-dec hibrids-enc-no-level hibrids-enc-no-path hibrids-enc-symmetric"}
-config=configs/seed001.toml
-mkdir -p "$out/runs"
+task=${TASK:-summary}
+if [[ $task == qs ]]; then
+  report=${REPORT:-docs/results/seed001-qs.md}
+  recipes=${RECIPES:-"longformer lvlsectok hibrids-enc hibrids-dec"}
+  config=configs/seed001-qs.toml
+  runs="$out/runs-qs"
+  data="$out/qs"
+elif [[ $task == summary ]]; then
+  report=${REPORT:-docs/results/seed001.md}
+  recipes=${RECIPES:-"longformer sectok lvlsectok tokbias secbias hibrids-enc hibrids-s-enc hibrids-dec hibrids-s-dec hibrids-enc-no-level hibrids-enc-no-path hibrids-enc-symmetric"}
+  config=configs/seed001.toml
+  runs="$out/runs"
+  data="$out/corpus"
+else
+  echo "TASK: expected summary or qs, got '$task'" >&2
+  exit 2
+fi
+mkdir -p "$runs"
 started=$(date +%s)
 
 source bench/corpus_and_tokenizer.sh
+base_flag=()
+if [[ $task == qs ]]; then
+  if [[ ! -f "$data/test.jsonl" ]]; then
+    echo "== question-summary hierarchies from the corpus's section trees"
+    "$strata" data qs-manpages --corpus "$out/corpus" --out "$data"
+  fi
+  # From scratch, no system learns to copy within its steps (hierarchy F1 under 0.02, looping
+  # outputs): every system starts from one BART-denoising base, as the seed's start from LED.
+  if [[ ! -f "$out/qs-base/pretrained" ]]; then
+    echo "== base: BART denoising on the training pages (${PRETRAIN_STEPS:-2500} steps, 2 threads)"
+    rm -rf "$out/qs-base"
+    t0=$(date +%s)
+    "$strata" pretrain --config "$config" --out "$out/qs-base" --quiet data.task=denoise train.threads=2 \
+      train.max_steps="${PRETRAIN_STEPS:-2500}" train.eval_every=500 data.train="$out/corpus/train.jsonl" \
+      data.valid="$out/corpus/validation.jsonl" data.tokenizer="$out/tokenizer" > "$out/qs-base.log" 2>&1 ||
+      { echo "FAILED: pretraining (see $out/qs-base.log)"; exit 1; }
+    echo "$(( $(date +%s) - t0 ))" > "$out/qs-base/pretrained"
+  fi
+  base_flag=(--base "$out/qs-base")
+fi
+if [[ $task == summary && ! -f "$out/lead1-description/rouge-per-example.jsonl" ]]; then
+  echo "== trivial baseline: the first sentence of DESCRIPTION"
+  mkdir -p "$out/lead1-description"
+  "$strata" baseline lead --data "$data/test.jsonl" --section DESCRIPTION --out "$out/lead1-description/pairs.jsonl"
+  "$strata" eval rouge --pairs "$out/lead1-description/pairs.jsonl" --stem \
+    --per-example "$out/lead1-description/rouge-per-example.jsonl" > /dev/null
+fi
 
 # One system and seed: train, then score the test split; result.json holds what the report reads.
 run_one() {
-  local recipe=$1 seed=$2 dir="$out/runs/$1-s$2"
+  local recipe=$1 seed=$2 dir="$runs/$1-s$2"
   if [[ -f "$dir/result.json" ]]; then return 0; fi
   rm -rf "$dir" && mkdir -p "$dir"
   local t0 t1 t2
   t0=$(date +%s%N)
-  OMP_NUM_THREADS=1 "$strata" train --config "$config" --recipe "$recipe" --out "$dir/run" --quiet \
-    train.seed="$seed" data.train="$out/corpus/train.jsonl" data.valid="$out/corpus/validation.jsonl" \
+  OMP_NUM_THREADS=1 "$strata" train --config "$config" --recipe "$recipe" --out "$dir/run" --quiet $base \
+    train.seed="$seed" data.train="$data/train.jsonl" data.valid="$data/validation.jsonl" \
     data.tokenizer="$out/tokenizer" ${EXTRA:-} > "$dir/train.log" 2>&1 || { echo "FAILED: $recipe seed $seed (see $dir/train.log)"; return 1; }
   t1=$(date +%s%N)
-  OMP_NUM_THREADS=1 "$strata" eval summarize --model "$dir/run" --data "$out/corpus/test.jsonl" \
+  OMP_NUM_THREADS=1 "$strata" eval summarize --model "$dir/run" --data "$data/test.jsonl" \
     --out "$dir/test" --show 0 > "$dir/eval.log" 2>&1 || { echo "FAILED: eval $recipe seed $seed"; return 1; }
+  if [[ $task == summary ]]; then
+    "$strata" eval rouge --pairs "$dir/test/predictions.jsonl" --stem \
+      --per-example "$dir/test/rouge-per-example.jsonl" > /dev/null || { echo "FAILED: rouge $recipe seed $seed"; return 1; }
+  else
+    OMP_NUM_THREADS=1 "$strata" eval hierarchy --pairs "$dir/test/predictions.jsonl" --json \
+      --per-example "$dir/test/hierarchy-per-example.jsonl" > "$dir/test/hierarchy.json" ||
+      { echo "FAILED: eval hierarchy $recipe seed $seed"; return 1; }
+  fi
   t2=$(date +%s%N)
   local params
   params=$(grep -o 'all params: [0-9,]*' "$dir/train.log" | tr -dc '0-9')
@@ -42,7 +96,8 @@ run_one() {
   echo "done: $recipe seed $seed ($(( (t2 - t0) / 1000000000 )) s)"
 }
 export -f run_one
-export out strata config
+base="${base_flag[*]:-}"
+export out strata config runs data task base
 
 total=0
 for recipe in $recipes; do for seed in $seeds; do total=$((total + 1)); done; done
@@ -50,6 +105,11 @@ echo "== $total runs, $jobs at a time (one thread each)"
 for recipe in $recipes; do for seed in $seeds; do echo "$recipe $seed"; done; done |
   xargs -P "$jobs" -n 2 bash -c 'run_one "$@"' _
 
-python3 bench/experiment_report.py --runs "$out/runs" --config "$config" --recipes "$recipes" \
-  --strata "$strata" --minutes "$(( ($(date +%s) - started) / 60 ))" --out "$report"
+report_args=(--runs "$runs" --config "$config" --recipes "$recipes" --strata "$strata"
+  --minutes "$(( ($(date +%s) - started) / 60 ))" --out "$report")
+if [[ $task == qs ]]; then
+  python3 bench/seed001_qs_report.py "${report_args[@]}" --data "$data"
+else
+  python3 bench/experiment_report.py "${report_args[@]}" --baseline "$out/lead1-description"
+fi
 echo "== wrote $report"

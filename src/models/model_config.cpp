@@ -83,6 +83,9 @@ void visit_fields(C& c, F&& f) {
   f("pooler", c.pooler, Origin::User, "encoder: the sequence head reads tanh(dense(first token)) (BERT's pooler)");
   f("global_projections", c.global_projections, Origin::User, "encoder: global tokens attend through their own projections (Longformer, LED)");
   f("ffn_gated", c.ffn_gated, Origin::User, "feed-forward block act(fc1 x) * fc_gate(x) (T5 v1.1, FLAN-T5)");
+  f("section_encoder_layers", c.section_encoder_layers, Origin::User,
+    "seq2seq HIERENC (seed 001 §5.2, after Rohde et al. 2021): Transformer layers over each section's mean-pooled "
+    "token states after the encoder; the decoder cross-attends to the tokens, then the sections; 0 = none");
   f("copy", c.copy, Origin::User,
     "seq2seq: a pointer-generator: each output token mixes the vocabulary distribution with a copy of the source's "
     "tokens, weighted by a copy attention, through a learned gate (See et al. 2017)");

@@ -45,6 +45,19 @@ void check_segments(const attn::TokenLayout& layout, const at::Tensor& padding, 
                 std::to_string(blocks - 1) + ": load the data with data.segments = " + std::to_string(blocks));
 }
 
+// The decoder reads the section states after the tokens, so nothing on the decoder side may
+// read the source positions as tokens of the layout.
+void check_section_encoder(const ModelConfig& config) {
+  if (config.section_encoder_layers < 0)
+    throw Error("model.section_encoder_layers: must be >= 0, got " + std::to_string(config.section_encoder_layers));
+  if (config.copy) throw Error("model.section_encoder_layers: HIERENC does not combine with model.copy");
+  if (config.decoder_hibrids.kind != attn::RelationKind::None)
+    throw Error("model.section_encoder_layers: HIERENC does not combine with model.decoder_hibrids");
+  for (const attn::LayerSpec& spec : config.cross_attention)
+    if (spec.reads_layout())
+      throw Error("model.section_encoder_layers: HIERENC does not combine with a structured model.cross_attention");
+}
+
 }  // namespace
 
 Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config) : config_(config) {
@@ -57,6 +70,12 @@ Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config) : config_(config) {
     lm_head = register_module("lm_head", nn::AdaptableLinear(torch::nn::LinearOptions(config.d_model, config.vocab_size).bias(false)));
   if (config.prefix_length > 0)
     prefix = register_module("prefix", nn::PrefixTuning(prefix_options(config)));
+  if (config.section_encoder_layers > 0) {
+    check_section_encoder(config);
+    section_encoder = register_module(
+        "section_encoder",
+        SectionEncoder(stack_options(config, Stack::Encoder).layer_options(0), config.section_encoder_layers));
+  }
   final_logits_bias = register_final_logits_bias(*this, config);
   if (config.copy) {
     copy_query = register_module("copy_query", torch::nn::Linear(config.d_model, config.d_model));
@@ -90,7 +109,8 @@ bool Seq2SeqImpl::uses_layout() const {
   for (const auto* specs : {&config_.encoder_attention, &config_.cross_attention})
     for (const attn::LayerSpec& spec : *specs)
       if (spec.reads_layout()) return true;
-  return config_.decoder_hibrids.kind != attn::RelationKind::None || config_.prefix_encoder_blocks > 1;
+  return config_.decoder_hibrids.kind != attn::RelationKind::None || config_.prefix_encoder_blocks > 1 ||
+         config_.section_encoder_layers > 0;
 }
 
 EncoderOutput Seq2SeqImpl::encode(const at::Tensor& source, const at::Tensor& padding,
@@ -102,8 +122,20 @@ EncoderOutput Seq2SeqImpl::encode(const at::Tensor& source, const at::Tensor& pa
     throw Error("this model's attention reads the source's structure (model.encoder_attention, cross_attention, "
                 "decoder_hibrids or prefix_encoder_blocks), but no source layout was given");
   if (config_.prefix_encoder_blocks > 1) check_segments(*layout, padding, config_.prefix_encoder_blocks);
-  if (structured) out.layout = *layout;
   out.hidden = encoder(source, padding, structured ? layout : nullptr, out.prefixes ? &out.prefixes->encoder : nullptr);
+  if (section_encoder) {
+    // The decoder reads the tokens, then the sections (padded to the batch's most sections).
+    const at::Tensor real = padding.defined() ? padding.to(torch::kBool)
+                                              : torch::ones({source.size(0), source.size(1)}, torch::kBool);
+    const std::int64_t count = layout->section_depth.defined() ? layout->section_depth.size(1)
+                                                                 : layout->section.max().item<std::int64_t>() + 1;
+    const SectionStates sections =
+        section_encoder(out.hidden, real, layout->section.expand({source.size(0), -1}), count);
+    out.hidden = torch::cat({out.hidden, sections.hidden}, 1);
+    out.padding = torch::cat({real, sections.present}, 1);
+  } else if (structured) {
+    out.layout = *layout;
+  }
   if (config_.copy) {
     out.source = source;
     out.copy_keys = copy_key(out.hidden);

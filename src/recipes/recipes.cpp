@@ -139,6 +139,9 @@ std::vector<Recipe> make_recipes() {
        on_lvlsectok({encoder(R"({"kind": "section_distance", "buckets": 16, "max_distance": 32})")})},
       {"hibrids-enc", "001 §3.2 Eq. 1-2", "lvlsectok + HIBRIDS biases (PathLen × LvlDiff) in encoder self-attention",
        on_lvlsectok({encoder(kHibrids)})},
+      {"hierenc", "001 §5.2", "lvlsectok + HIERENC: 2 Transformer layers over mean-pooled section vectors, which the "
+       "decoder reads after the tokens (Rohde et al. 2021)",
+       on_lvlsectok({encoder(), "model.section_encoder_layers=2"})},
       {"hibrids-s-enc", "001 §3.2", "lvlsectok + HIBRIDS_S (selected section relations) in encoder self-attention",
        on_lvlsectok({encoder(kSelected)})},
       {"hibrids-dec", "001 §3.2 Eq. 3", "lvlsectok + HIBRIDS on the last decoder layer's cross-attention",

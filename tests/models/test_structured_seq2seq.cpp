@@ -243,3 +243,65 @@ TEST(StructuredSeq2Seq, ConfigCarriesSpecsAndRejectsWhatCannotRun) {
 
 }  // namespace
 }  // namespace strata::models
+
+namespace strata::models {
+namespace {
+
+ModelConfig hierenc_config() {
+  ModelConfig c = hibrids_config(attn::RelationKind::Hibrids);
+  c.encoder_attention[0].bias = {};
+  c.decoder_hibrids = {};
+  c.section_encoder_layers = 2;
+  return c;
+}
+
+TEST(SectionEncoder, PoolsEachSectionsRealTokensByTheirMean) {
+  // One item: tokens in sections 0, 0, 2, then a padding token (section 0); section 1 is empty.
+  const at::Tensor hidden = torch::tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 100.0, 100.0}, torch::kDouble).view({1, 4, 2});
+  const at::Tensor padding = torch::tensor({true, true, true, false}).view({1, 4});
+  const at::Tensor section = torch::tensor({0, 0, 2, 0}, torch::kInt32).view({1, 4});
+  const SectionStates s = pool_sections(hidden, padding, section, 3);
+  EXPECT_TRUE(torch::equal(s.hidden, torch::tensor({2.0, 3.0, 0.0, 0.0, 5.0, 6.0}, torch::kDouble).view({1, 3, 2})));
+  EXPECT_TRUE(torch::equal(s.present, torch::tensor({true, false, true}).view({1, 3})));
+}
+
+TEST(SectionEncoder, DecoderReadsTokensThenSectionsAndGradientsReachIt) {
+  std::mt19937 rng(5);
+  torch::manual_seed(5);
+  const Batch batch = batch_of(rng);
+  Seq2Seq model(hierenc_config());
+  EXPECT_THROW(model->encode(batch.source, batch.padding, nullptr), Error);
+  const EncoderOutput encoded = model->encode(batch.source, batch.padding, &batch.layout);
+  const std::int64_t sections = batch.layout.section_depth.size(1);
+  ASSERT_EQ(encoded.hidden.size(1), 9 + sections);
+  // The memory mask: each item's real tokens, then the sections its tokens fall in.
+  for (std::int64_t i = 0; i < 2; ++i) {
+    EXPECT_TRUE(torch::equal(encoded.padding[i].slice(0, 0, 9), batch.padding[i]));
+    for (std::int64_t s = 0; s < sections; ++s) {
+      const bool used = batch.layout.section[i].masked_select(batch.padding[i]).eq(s).any().item<bool>();
+      EXPECT_EQ(encoded.padding[i][9 + s].item<bool>(), used) << i << " " << s;
+    }
+  }
+  const at::Tensor hidden = model->decode(batch.target, encoded);
+  hidden.pow(2).sum().backward();
+  for (const auto& p : model->named_parameters())
+    if (p.key().rfind("section_encoder.", 0) == 0 && p.key().find("bias") == std::string::npos)
+      EXPECT_GT(p.value().grad().abs().sum().item<double>(), 0) << p.key();
+  // The section states change what the decoder reads: removing them changes its output.
+  EncoderOutput tokens_only = encoded;
+  tokens_only.hidden = encoded.hidden.slice(1, 0, 9);
+  tokens_only.padding = encoded.padding.slice(1, 0, 9);
+  EXPECT_FALSE(torch::allclose(model->decode(batch.target, tokens_only), hidden.detach()));
+}
+
+TEST(SectionEncoder, RefusesWhatReadsTheSourceAsTokensInTheDecoder) {
+  ModelConfig with_copy = hierenc_config();
+  with_copy.copy = true;
+  EXPECT_THROW(Seq2Seq{with_copy}, Error);
+  ModelConfig with_decoder_hibrids = hierenc_config();
+  with_decoder_hibrids.decoder_hibrids = {.kind = attn::RelationKind::Hibrids, .max_path = 2, .max_level = 1};
+  EXPECT_THROW(Seq2Seq{with_decoder_hibrids}, Error);
+}
+
+}  // namespace
+}  // namespace strata::models

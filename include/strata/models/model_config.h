@@ -162,6 +162,9 @@ struct ModelConfig {
   // seq2seq: a pointer-generator (See et al. 2017): each output mixes the vocabulary
   // distribution with a copy distribution over the source tokens, by a learned gate.
   bool copy = false;
+  // seq2seq: HIERENC's section encoder (section_encoder.h): layers over mean-pooled section
+  // vectors after the encoder, read by the decoder after the tokens; 0 = none.
+  std::int64_t section_encoder_layers = 0;
 
   // The spec of `layer` among `count` from a list above (plain when the list is empty).
   static attn::LayerSpec spec_of(const std::vector<attn::LayerSpec>& specs, std::int64_t layer);

@@ -11,6 +11,7 @@
 
 #include "strata/attn/token_layout.h"
 #include "strata/models/model_config.h"
+#include "strata/models/section_encoder.h"
 #include "strata/nn/kv_cache.h"
 #include "strata/nn/prefix_tuning.h"
 #include "strata/nn/transformer_stack.h"
@@ -83,6 +84,7 @@ class Seq2SeqImpl : public torch::nn::Module {
   nn::TransformerDecoder decoder{nullptr};
   nn::AdaptableLinear lm_head{nullptr};  // only when embeddings are not tied
   nn::PrefixTuning prefix{nullptr};     // only with prefixes and their MLP
+  SectionEncoder section_encoder{nullptr};  // only with model.section_encoder_layers (HIERENC)
   at::Tensor final_logits_bias;         // [1, V] buffer, only with model.final_logits_bias
   // model.copy: the copy attention's projections (one head) and the gate over [hidden; context].
   torch::nn::Linear copy_query{nullptr}, copy_key{nullptr}, copy_gate{nullptr};
