@@ -21,7 +21,7 @@ jobs=${JOBS:-2}
 task=${TASK:-summary}
 if [[ $task == qs ]]; then
   report=${REPORT:-docs/results/seed001-qs.md}
-  recipes=${RECIPES:-"longformer lvlsectok hibrids-enc hibrids-dec"}
+  recipes=${RECIPES:-"longformer lvlsectok hierenc multitask hibrids-enc hibrids-dec"}
   config=configs/seed001-qs.toml
   runs="$out/runs-qs"
   data="$out/qs"
@@ -59,13 +59,6 @@ if [[ $task == qs ]]; then
   fi
   base_flag=(--base "$out/qs-base")
 fi
-if [[ $task == summary && ! -f "$out/lead1-description/rouge-per-example.jsonl" ]]; then
-  echo "== trivial baseline: the first sentence of DESCRIPTION"
-  mkdir -p "$out/lead1-description"
-  "$strata" baseline lead --data "$data/test.jsonl" --section DESCRIPTION --out "$out/lead1-description/pairs.jsonl"
-  "$strata" eval rouge --pairs "$out/lead1-description/pairs.jsonl" --stem \
-    --per-example "$out/lead1-description/rouge-per-example.jsonl" > /dev/null
-fi
 
 # One system and seed: train, then score the test split; result.json holds what the report reads.
 run_one() {
@@ -80,10 +73,7 @@ run_one() {
   t1=$(date +%s%N)
   OMP_NUM_THREADS=1 "$strata" eval summarize --model "$dir/run" --data "$data/test.jsonl" \
     --out "$dir/test" --show 0 > "$dir/eval.log" 2>&1 || { echo "FAILED: eval $recipe seed $seed"; return 1; }
-  if [[ $task == summary ]]; then
-    "$strata" eval rouge --pairs "$dir/test/predictions.jsonl" --stem \
-      --per-example "$dir/test/rouge-per-example.jsonl" > /dev/null || { echo "FAILED: rouge $recipe seed $seed"; return 1; }
-  else
+  if [[ $task == qs ]]; then
     OMP_NUM_THREADS=1 "$strata" eval hierarchy --pairs "$dir/test/predictions.jsonl" --json \
       --per-example "$dir/test/hierarchy-per-example.jsonl" > "$dir/test/hierarchy.json" ||
       { echo "FAILED: eval hierarchy $recipe seed $seed"; return 1; }
@@ -110,6 +100,6 @@ report_args=(--runs "$runs" --config "$config" --recipes "$recipes" --strata "$s
 if [[ $task == qs ]]; then
   python3 bench/seed001_qs_report.py "${report_args[@]}" --data "$data"
 else
-  python3 bench/experiment_report.py "${report_args[@]}" --baseline "$out/lead1-description"
+  python3 bench/experiment_report.py "${report_args[@]}"
 fi
 echo "== wrote $report"

@@ -534,6 +534,7 @@ HfModel hf_model_of(const ModelConfig& c) {
   refuse(c.decoder_hibrids.kind != attn::RelationKind::None, "HIBRIDS-DEC (model.decoder_hibrids)");
   refuse(c.copy, "the pointer-generator (model.copy)");
   refuse(c.section_encoder_layers > 0, "HIERENC's section encoder (model.section_encoder_layers)");
+  refuse(c.section_relation_head, "MULTITASK's section relation classifier (model.section_relation_head)");
   HfModel model;
   if (c.architecture == "causal_lm") {
     refuse(!c.pre_norm || c.norm != "layer" || c.positions != "learned", "a causal LM other than GPT-2's shape");

@@ -86,6 +86,10 @@ void visit_fields(C& c, F&& f) {
   f("section_encoder_layers", c.section_encoder_layers, Origin::User,
     "seq2seq HIERENC (seed 001 §5.2, after Rohde et al. 2021): Transformer layers over each section's mean-pooled "
     "token states after the encoder; the decoder cross-attends to the tokens, then the sections; 0 = none");
+  f("section_relation_head", c.section_relation_head, Origin::User,
+    "seq2seq MULTITASK (seed 001 §5.2): a bilinear classifier predicts each section pair's HIBRIDS_S relation "
+    "(parent, child, sibling, ...) from the encoder's mean-pooled section vectors; its mean cross-entropy is added "
+    "to the summary's loss with equal weight");
   f("copy", c.copy, Origin::User,
     "seq2seq: a pointer-generator: each output token mixes the vocabulary distribution with a copy of the source's "
     "tokens, weighted by a copy attention, through a learned gate (See et al. 2017)");

@@ -70,6 +70,9 @@ Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config) : config_(config) {
     lm_head = register_module("lm_head", nn::AdaptableLinear(torch::nn::LinearOptions(config.d_model, config.vocab_size).bias(false)));
   if (config.prefix_length > 0)
     prefix = register_module("prefix", nn::PrefixTuning(prefix_options(config)));
+  if (config.section_relation_head)
+    relation_classifier = register_module(
+        "relation_classifier", torch::nn::Bilinear(config.d_model, config.d_model, attn::kSelectedRelations));
   if (config.section_encoder_layers > 0) {
     check_section_encoder(config);
     section_encoder = register_module(
@@ -110,7 +113,7 @@ bool Seq2SeqImpl::uses_layout() const {
     for (const attn::LayerSpec& spec : *specs)
       if (spec.reads_layout()) return true;
   return config_.decoder_hibrids.kind != attn::RelationKind::None || config_.prefix_encoder_blocks > 1 ||
-         config_.section_encoder_layers > 0;
+         config_.section_encoder_layers > 0 || config_.section_relation_head;
 }
 
 EncoderOutput Seq2SeqImpl::encode(const at::Tensor& source, const at::Tensor& padding,
@@ -220,6 +223,27 @@ at::Tensor Seq2SeqImpl::label_log_probs(const at::Tensor& hidden, const EncoderO
   const at::Tensor mixed = torch::logaddexp(torch::log_sigmoid(gate) + generated,
                                             torch::log_sigmoid(-gate) + copied.clamp_min(1e-20).log());
   return mixed.masked_fill(real.logical_not(), 0);
+}
+
+at::Tensor Seq2SeqImpl::section_relation_loss(const EncoderOutput& encoded, const attn::TokenLayout& layout) {
+  if (!relation_classifier) throw Error("the model has no section relation classifier (model.section_relation_head)");
+  const std::int64_t batch = encoded.hidden.size(0), length = layout.section.size(1);
+  const std::int64_t sections = layout.section_depth.size(1);
+  // The tokens only: HIERENC's section states, when present, follow them.
+  const SectionStates pooled = pool_sections(encoded.hidden.slice(1, 0, length), encoded.padding.slice(1, 0, length),
+                                             layout.section.expand({batch, -1}), sections);
+  const at::Tensor x = pooled.hidden.unsqueeze(2).expand({batch, sections, sections, -1}).contiguous();
+  const at::Tensor y = pooled.hidden.unsqueeze(1).expand({batch, sections, sections, -1}).contiguous();
+  const at::Tensor scores = relation_classifier(x, y);  // [B, S, S, relations]
+  const attn::Relation selected{.kind = attn::RelationKind::HibridsSelected};
+  const at::Tensor labels =
+      attn::section_relation_ids(selected, layout.path_len, layout.lvl_diff, layout.section_depth).to(torch::kLong);
+  const at::Tensor pairs = pooled.present.unsqueeze(2).logical_and(pooled.present.unsqueeze(1));
+  const at::Tensor losses = torch::nn::functional::cross_entropy(
+      scores.view({-1, attn::kSelectedRelations}), labels.reshape({-1}),
+      torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
+  const at::Tensor mask = pairs.reshape({-1}).to(losses.scalar_type());
+  return (losses * mask).sum() / mask.sum().clamp_min(1);
 }
 
 at::Tensor Seq2SeqImpl::forward(const at::Tensor& source, const at::Tensor& padding,

@@ -142,6 +142,9 @@ std::vector<Recipe> make_recipes() {
       {"hierenc", "001 §5.2", "lvlsectok + HIERENC: 2 Transformer layers over mean-pooled section vectors, which the "
        "decoder reads after the tokens (Rohde et al. 2021)",
        on_lvlsectok({encoder(), "model.section_encoder_layers=2"})},
+      {"multitask", "001 §5.2", "lvlsectok + MULTITASK: a bilinear classifier predicts each section pair's HIBRIDS_S "
+       "relation from mean-pooled section vectors, its loss added to the summary's with equal weight",
+       on_lvlsectok({encoder(), "model.section_relation_head=true"})},
       {"hibrids-s-enc", "001 §3.2", "lvlsectok + HIBRIDS_S (selected section relations) in encoder self-attention",
        on_lvlsectok({encoder(kSelected)})},
       {"hibrids-dec", "001 §3.2 Eq. 3", "lvlsectok + HIBRIDS on the last decoder layer's cross-attention",

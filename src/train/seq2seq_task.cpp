@@ -46,6 +46,17 @@ BatchLoss Seq2SeqTask::loss(Split split, std::span<const std::size_t> rows, doub
     return {-model_->label_log_probs(hidden, encoded, batch.labels, batch.decoder_inputs).sum(), batch.target_tokens,
             batch.source_tokens + batch.target_tokens};
   }
+  if (config.section_relation_head && split == Split::Train) {
+    // MULTITASK: the relation loss is a mean; times the target tokens it weighs as much as the
+    // summary's mean token loss once the sum is normalised. Validation scores the summary alone.
+    const models::EncoderOutput encoded = model_->encode(batch.source, batch.source_padding, &batch.source_layout);
+    const at::Tensor logits = model_->next_token_scores(
+        model_->decode(batch.decoder_inputs, encoded, nullptr, batch.decoder_padding), encoded, batch.decoder_inputs);
+    const at::Tensor relations = model_->section_relation_loss(encoded, batch.source_layout);
+    return {token_loss_sum(logits, batch.labels, label_smoothing) +
+                relations * static_cast<double>(batch.target_tokens),
+            batch.target_tokens, batch.source_tokens + batch.target_tokens};
+  }
   const at::Tensor logits =
       model_->forward(batch.source, batch.source_padding, batch.decoder_inputs, &batch.source_layout,
                       batch.decoder_padding);

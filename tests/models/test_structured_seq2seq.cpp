@@ -305,3 +305,47 @@ TEST(SectionEncoder, RefusesWhatReadsTheSourceAsTokensInTheDecoder) {
 
 }  // namespace
 }  // namespace strata::models
+
+namespace strata::models {
+namespace {
+
+// The relation loss by hand: every ordered pair of present sections, the classifier's
+// cross-entropy against the HIBRIDS_S relation of the tree.
+TEST(SectionRelationHead, LossIsTheMeanCrossEntropyOverPresentSectionPairs) {
+  std::mt19937 rng(11);
+  torch::manual_seed(11);
+  const Batch batch = batch_of(rng);
+  ModelConfig c = hierenc_config();
+  c.section_encoder_layers = 0;
+  c.section_relation_head = true;
+  Seq2Seq model(c);
+  model->eval();
+  const EncoderOutput encoded = model->encode(batch.source, batch.padding, &batch.layout);
+  const at::Tensor loss = model->section_relation_loss(encoded, batch.layout);
+  const attn::Relation selected{.kind = attn::RelationKind::HibridsSelected};
+  const at::Tensor ids = attn::section_relation_ids(selected, batch.layout.path_len, batch.layout.lvl_diff,
+                                                    batch.layout.section_depth);
+  const std::int64_t sections = batch.layout.section_depth.size(1);
+  double total = 0;
+  int count = 0;
+  for (std::int64_t b = 0; b < 2; ++b) {
+    const SectionStates pooled = pool_sections(encoded.hidden.slice(0, b, b + 1), batch.padding.slice(0, b, b + 1),
+                                               batch.layout.section.slice(0, b, b + 1), sections);
+    for (std::int64_t i = 0; i < sections; ++i)
+      for (std::int64_t j = 0; j < sections; ++j) {
+        if (!pooled.present[0][i].item<bool>() || !pooled.present[0][j].item<bool>()) continue;
+        const at::Tensor scores =
+            model->relation_classifier(pooled.hidden[0][i].unsqueeze(0), pooled.hidden[0][j].unsqueeze(0))[0];
+        total -= torch::log_softmax(scores, 0)[ids[b][i][j].item<std::int64_t>()].item<double>();
+        ++count;
+      }
+  }
+  ASSERT_GT(count, 4);
+  EXPECT_NEAR(loss.item<double>(), total / count, 1e-5);
+  loss.backward();
+  EXPECT_GT(model->relation_classifier->weight.grad().abs().sum().item<double>(), 0);
+  EXPECT_GT(model->encoder->named_parameters()[0].value().grad().abs().sum().item<double>(), 0);
+}
+
+}  // namespace
+}  // namespace strata::models

@@ -165,6 +165,10 @@ struct ModelConfig {
   // seq2seq: HIERENC's section encoder (section_encoder.h): layers over mean-pooled section
   // vectors after the encoder, read by the decoder after the tokens; 0 = none.
   std::int64_t section_encoder_layers = 0;
+  // seq2seq: MULTITASK (seed 001 §5.2): a bilinear classifier predicts each pair of sections'
+  // HIBRIDS_S relation from the encoder's mean-pooled section vectors, its loss added to the
+  // summary's with equal weight (Seq2SeqImpl::section_relation_loss).
+  bool section_relation_head = false;
 
   // The spec of `layer` among `count` from a list above (plain when the list is empty).
   static attn::LayerSpec spec_of(const std::vector<attn::LayerSpec>& specs, std::int64_t layer);

@@ -62,6 +62,10 @@ class Seq2SeqImpl : public torch::nn::Module {
   // the source positions that hold it (what training needs, in memory B·T·(V + Ls)).
   at::Tensor label_log_probs(const at::Tensor& hidden, const EncoderOutput& encoded, const at::Tensor& labels,
                              const at::Tensor& inputs = {});
+  // MULTITASK's auxiliary loss (model.section_relation_head): the mean cross-entropy of the
+  // bilinear classifier's HIBRIDS_S relation (attn::SelectedRelation) for every ordered pair of
+  // sections that have tokens, from `encoded`'s token states mean-pooled per section.
+  at::Tensor section_relation_loss(const EncoderOutput& encoded, const attn::TokenLayout& layout);
   // Teacher-forced next-token scores [B, T, V]; decoder_padding as decode()'s padding.
   at::Tensor forward(const at::Tensor& source, const at::Tensor& padding, const at::Tensor& decoder_inputs,
                      const attn::TokenLayout* layout = nullptr, const at::Tensor& decoder_padding = {});
@@ -85,6 +89,7 @@ class Seq2SeqImpl : public torch::nn::Module {
   nn::AdaptableLinear lm_head{nullptr};  // only when embeddings are not tied
   nn::PrefixTuning prefix{nullptr};     // only with prefixes and their MLP
   SectionEncoder section_encoder{nullptr};  // only with model.section_encoder_layers (HIERENC)
+  torch::nn::Bilinear relation_classifier{nullptr};  // only with model.section_relation_head (MULTITASK)
   at::Tensor final_logits_bias;         // [1, V] buffer, only with model.final_logits_bias
   // model.copy: the copy attention's projections (one head) and the gate over [hidden; context].
   torch::nn::Linear copy_query{nullptr}, copy_key{nullptr}, copy_gate{nullptr};
