@@ -9,7 +9,7 @@ import statistics
 import subprocess
 import sys
 
-from report_common import best_valid_loss, claim, distinct_share, fmt, mean_std, write_atomic
+from report_common import best_valid_loss, claim, distinct_share, finished_runs, fmt, mean_std, write_atomic
 
 METRICS = ("rouge1", "rouge2", "rougeL")
 BASE, ENC = "longformer", "hibrids-enc"
@@ -17,17 +17,8 @@ BASE, ENC = "longformer", "hibrids-enc"
 
 def load(runs_dir, recipes):
     rows = {r: [] for r in recipes}
-    for name in sorted(os.listdir(runs_dir)):
-        path = os.path.join(runs_dir, name)
-        try:
-            with open(os.path.join(path, "result.json")) as f:
-                result = json.load(f)
-            with open(os.path.join(path, "test", "rouge.json")) as f:
-                rouge = json.load(f)["scores"]
-        except FileNotFoundError:
-            continue
-        if result["recipe"] not in rows:
-            continue
+    for path, result, scores in finished_runs(runs_dir, recipes, "rouge.json"):
+        rouge = scores["scores"]
         for m in METRICS:
             result[m] = 100 * rouge[m]["fmeasure"]["mean"]
         result["valid_loss"] = best_valid_loss(os.path.join(path, "run", "metrics.jsonl"))

@@ -7,6 +7,22 @@ import random
 import statistics
 
 
+def finished_runs(runs_dir, recipes, scores_file):
+    """(run directory, its result.json, its test/<scores_file> as JSON) of every run of `recipes`
+    that has both: a run still training or killed is left out."""
+    for name in sorted(os.listdir(runs_dir)):
+        path = os.path.join(runs_dir, name)
+        try:
+            with open(os.path.join(path, "result.json")) as f:
+                result = json.load(f)
+            with open(os.path.join(path, "test", scores_file)) as f:
+                scores = json.load(f)
+        except FileNotFoundError:
+            continue
+        if result["recipe"] in recipes:
+            yield path, result, scores
+
+
 def mean_std(values):
     if not values:
         return float("nan"), float("nan")

@@ -12,7 +12,7 @@ import sys
 import tempfile
 import tomllib
 
-from report_common import best_valid_loss, distinct_share, paired_bootstrap, spread, mean_std, write_atomic
+from report_common import best_valid_loss, distinct_share, finished_runs, mean_std, paired_bootstrap, spread, write_atomic
 
 BASE, ENC, DEC = "longformer", "hibrids-enc", "hibrids-dec"
 CONSTANT = "constant"
@@ -78,17 +78,8 @@ def constant_baseline(strata, data_dir, test_references):
 
 def load_runs(runs_dir, recipes):
     runs = {r: [] for r in recipes}
-    for name in sorted(os.listdir(runs_dir)):
-        path = os.path.join(runs_dir, name)
-        try:
-            with open(os.path.join(path, "result.json")) as f:
-                result = json.load(f)
-            with open(os.path.join(path, "test", "hierarchy.json")) as f:
-                result["summary"] = json.load(f)
-        except FileNotFoundError:
-            continue
-        if result["recipe"] not in runs:
-            continue
+    for path, result, summary in finished_runs(runs_dir, recipes, "hierarchy.json"):
+        result["summary"] = summary
         result["rows"] = read_jsonl(os.path.join(path, "test", "hierarchy-per-example.jsonl"))
         result["valid_loss"] = best_valid_loss(os.path.join(path, "run", "metrics.jsonl"))
         result["distinct"] = distinct_share(os.path.join(path, "test", "predictions.jsonl"))
