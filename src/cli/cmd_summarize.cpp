@@ -24,6 +24,7 @@
 #include "strata/decode/summarize.h"
 #include "strata/doc/dataset.h"
 #include "strata/doc/parse.h"
+#include "strata/eval/qs_hierarchy.h"
 #include "strata/recipes/loaded_model.h"
 #include "strata/train/run_config.h"
 
@@ -140,6 +141,23 @@ struct EvalFlags {
   std::shared_ptr<GenerationFlags> generation;
 };
 
+// Task I's outputs read back into trees by the robust parser: one {id, hierarchy, repaired}
+// line per sample, the root's question empty (it was the prompt).
+void write_parsed_hierarchies(const fs::path& path, const std::vector<Seq2SeqExample>& examples,
+                              const std::vector<std::string>& predictions) {
+  std::string lines;
+  for (std::size_t i = 0; i < examples.size(); ++i) {
+    QsParseRepairs repairs;
+    const QsHierarchy hierarchy = parse_hierarchy(predictions[i], {}, &repairs);
+    lines += nlohmann::ordered_json{{"id", examples[i].id},
+                                    {"hierarchy", hierarchy_json(hierarchy)},
+                                    {"repaired", repairs.any()}}
+                 .dump() +
+             "\n";
+  }
+  write_file_atomic(path, lines);
+}
+
 void run_eval_summarize(const EvalFlags& flags) {
   Summarizer summarizer(flags.model, flags.adapter, *flags.generation);
   const recipes::LoadedModel& info = summarizer.info;
@@ -164,14 +182,17 @@ void run_eval_summarize(const EvalFlags& flags) {
   summary["beam_size"] = summarizer.options.generation.beam_size;
   write_file_atomic(out / "rouge.json", summary.dump(2) + "\n");
 
+  if (info.run.get<std::string>("data.task") == "qs_hierarchy" && info.run.get<std::string>("data.qs_task") == "hierarchy")
+    write_parsed_hierarchies(out / "hierarchies.jsonl", examples, predictions);
   print_rouge_table(report);
   for (std::size_t i = 0; i < std::min(flags.examples, examples.size()); ++i)
     std::printf("\n[%s]\n  reference:  %s\n  prediction: %s\n", examples[i].id.c_str(), references[i].c_str(),
                 predictions[i].c_str());
   std::printf("\npredictions and scores in %s\n", out.string().c_str());
   if (info.run.get<std::string>("data.task") == "qs_hierarchy" && info.run.get<std::string>("data.qs_task") == "hierarchy")
-    std::printf("hierarchy F1 and question BLEU: strata eval hierarchy --pairs %s\n",
-                (out / "predictions.jsonl").string().c_str());
+    std::printf("the outputs as trees (robust parser) in %s; hierarchy F1 and question BLEU: strata eval "
+                "hierarchy --pairs %s\n",
+                (out / "hierarchies.jsonl").string().c_str(), (out / "predictions.jsonl").string().c_str());
 }
 
 void add_adapter_option(CLI::App* sub, std::string& adapter) {

@@ -418,6 +418,8 @@ nlohmann::ordered_json nodes_json(const std::vector<QsNode>& nodes) {
 
 }  // namespace
 
+nlohmann::ordered_json hierarchy_json(const QsHierarchy& hierarchy) { return nodes_json(hierarchy.roots); }
+
 nlohmann::ordered_json qs_example_json(const QsExample& example) {
   nlohmann::ordered_json line{{"id", example.id}};
   const Document& d = example.document;
@@ -429,7 +431,7 @@ nlohmann::ordered_json qs_example_json(const QsExample& example) {
     content.summary.clear();
     line["document"] = to_native_json(content);
   }
-  line["hierarchy"] = nodes_json(example.hierarchy.roots);
+  line["hierarchy"] = hierarchy_json(example.hierarchy);
   return line;
 }
 

@@ -159,6 +159,9 @@ struct QsExample {
 // errors inside a native document name the path inside it ('sections[1].heading').
 std::vector<QsExample> load_qs_hierarchies(const std::filesystem::path& path);
 
+// The hierarchy as the JSONL format's "hierarchy" array: [{question, summary, children?}, ...].
+nlohmann::ordered_json hierarchy_json(const QsHierarchy& hierarchy);
+
 // The JSON line load_qs_hierarchies() reads back to `example`: the document as a string
 // when it has no title and no sections, else as a native object.
 nlohmann::ordered_json qs_example_json(const QsExample& example);
