@@ -58,6 +58,17 @@ void check_section_encoder(const ModelConfig& config) {
       throw Error("model.section_encoder_layers: HIERENC does not combine with a structured model.cross_attention");
 }
 
+// The sections a batch's layout has room for (its tree tables' size) and the mask of real
+// source tokens (all of them without padding).
+std::int64_t section_count(const attn::TokenLayout& layout) {
+  return layout.section_depth.defined() ? layout.section_depth.size(1)
+                                        : layout.section.max().item<std::int64_t>() + 1;
+}
+
+at::Tensor real_tokens(const at::Tensor& padding, std::int64_t batch, std::int64_t length) {
+  return padding.defined() ? padding.to(torch::kBool) : torch::ones({batch, length}, torch::kBool);
+}
+
 }  // namespace
 
 Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config) : config_(config) {
@@ -70,6 +81,8 @@ Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config) : config_(config) {
     lm_head = register_module("lm_head", nn::AdaptableLinear(torch::nn::LinearOptions(config.d_model, config.vocab_size).bias(false)));
   if (config.prefix_length > 0)
     prefix = register_module("prefix", nn::PrefixTuning(prefix_options(config)));
+  if (config.section_relation_head && config.copy)
+    throw Error("model.section_relation_head: MULTITASK does not combine with model.copy (its loss path)");
   if (config.section_relation_head)
     relation_classifier = register_module(
         "relation_classifier", torch::nn::Bilinear(config.d_model, config.d_model, attn::kSelectedRelations));
@@ -128,12 +141,9 @@ EncoderOutput Seq2SeqImpl::encode(const at::Tensor& source, const at::Tensor& pa
   out.hidden = encoder(source, padding, structured ? layout : nullptr, out.prefixes ? &out.prefixes->encoder : nullptr);
   if (section_encoder) {
     // The decoder reads the tokens, then the sections (padded to the batch's most sections).
-    const at::Tensor real = padding.defined() ? padding.to(torch::kBool)
-                                              : torch::ones({source.size(0), source.size(1)}, torch::kBool);
-    const std::int64_t count = layout->section_depth.defined() ? layout->section_depth.size(1)
-                                                                 : layout->section.max().item<std::int64_t>() + 1;
+    const at::Tensor real = real_tokens(padding, source.size(0), source.size(1));
     const SectionStates sections =
-        section_encoder(out.hidden, real, layout->section.expand({source.size(0), -1}), count);
+        section_encoder(out.hidden, real, layout->section.expand({source.size(0), -1}), section_count(*layout));
     out.hidden = torch::cat({out.hidden, sections.hidden}, 1);
     out.padding = torch::cat({real, sections.present}, 1);
   } else if (structured) {
@@ -228,10 +238,11 @@ at::Tensor Seq2SeqImpl::label_log_probs(const at::Tensor& hidden, const EncoderO
 at::Tensor Seq2SeqImpl::section_relation_loss(const EncoderOutput& encoded, const attn::TokenLayout& layout) {
   if (!relation_classifier) throw Error("the model has no section relation classifier (model.section_relation_head)");
   const std::int64_t batch = encoded.hidden.size(0), length = layout.section.size(1);
-  const std::int64_t sections = layout.section_depth.size(1);
+  const std::int64_t sections = section_count(layout);
   // The tokens only: HIERENC's section states, when present, follow them.
-  const SectionStates pooled = pool_sections(encoded.hidden.slice(1, 0, length), encoded.padding.slice(1, 0, length),
-                                             layout.section.expand({batch, -1}), sections);
+  const at::Tensor real = real_tokens(encoded.padding, batch, encoded.hidden.size(1)).slice(1, 0, length);
+  const SectionStates pooled =
+      pool_sections(encoded.hidden.slice(1, 0, length), real, layout.section.expand({batch, -1}), sections);
   const at::Tensor x = pooled.hidden.unsqueeze(2).expand({batch, sections, sections, -1}).contiguous();
   const at::Tensor y = pooled.hidden.unsqueeze(1).expand({batch, sections, sections, -1}).contiguous();
   const at::Tensor scores = relation_classifier(x, y);  // [B, S, S, relations]

@@ -298,6 +298,11 @@ TEST(SectionEncoder, RefusesWhatReadsTheSourceAsTokensInTheDecoder) {
   ModelConfig with_copy = hierenc_config();
   with_copy.copy = true;
   EXPECT_THROW(Seq2Seq{with_copy}, Error);
+  ModelConfig multitask_with_copy = hierenc_config();
+  multitask_with_copy.section_encoder_layers = 0;
+  multitask_with_copy.section_relation_head = true;
+  multitask_with_copy.copy = true;
+  EXPECT_THROW(Seq2Seq{multitask_with_copy}, Error);
   ModelConfig with_decoder_hibrids = hierenc_config();
   with_decoder_hibrids.decoder_hibrids = {.kind = attn::RelationKind::Hibrids, .max_path = 2, .max_level = 1};
   EXPECT_THROW(Seq2Seq{with_decoder_hibrids}, Error);
