@@ -246,8 +246,9 @@ def main():
     L += ["", "## What was not run, and why", "",
           "- **Task II (QSGen-ChildQ, Table 2)**: built (`data.qs_task = child_questions`) and tested, not run here: "
           "its targets are the section questions, templates of the headings this corpus puts in the input.",
-          "- **SECTOK, TOKBIAS, SECBIAS, HIBRIDS_S-ENC/DEC**: recipes exist; left out to fit the session "
-          "(`RECIPES=\"...\" TASK=qs bench/seed001.sh` adds them).",
+          "- **SECTOK, LVLSECTOK, TOKBIAS, SECBIAS, HIBRIDS_S-ENC/DEC**, and a third seed: the recipes exist; left "
+          "out to fit a session (`RECIPES=\"...\" SEEDS=\"1 2 3\" TASK=qs bench/seed001.sh` adds them; a run is "
+          "about 9 minutes on one core).",
           "- **MULTITASK** (Table 1) and **Table 5** (HIERENC with HIBRIDS in its section layers): not built.",
           "- **Human evaluation (Table 3)**, beam 4, and GovReport-QS itself (not in Debian): the loader reads its "
           "JSONL shape (docs/formats.md), the data is not here.", "",
