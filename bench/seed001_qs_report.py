@@ -205,7 +205,8 @@ def main():
           "score averaged over its seeds; Δ is the mean difference (×100) with its 95 % interval and the two-sided "
           "p-value. A claim *holds* when Δ points its way with p < 0.05 and both systems ran at least two seeds; "
           "question BLEU is a corpus score and is not tested. \"Seeds agreeing\" counts the seed pairs (same seed "
-          "number) whose corpus scores point the claim's way.", ""]
+          "number) whose corpus scores point the claim's way. The p-values are not corrected for the number of claims "
+          "tested here: with two seeds and this many tests, a p-value near 0.05 is weak evidence.", ""]
     claims = [(r, CONSTANT, f"{r.upper()} beats writing one hierarchy for every input") for r in recipes if r in runs]
     claims += [(ENC, o, f"HIBRIDS-ENC beats {o.upper()} (Table 1)") for o in recipes if o in runs and o not in (ENC, DEC)]
     claims += [(ENC, DEC, "HIBRIDS on the encoder beats it on the decoder (Table 1)")]

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "strata/core/error.h"
 #include "strata/core/files.h"
@@ -146,6 +147,7 @@ std::optional<QsExample> manpage_qs_example(const Document& page, const std::str
 nlohmann::ordered_json build_manpage_qs(const std::filesystem::path& corpus_dir, const std::filesystem::path& out_dir,
                                         const ManpageQsOptions& options) {
   nlohmann::ordered_json stats;
+  std::vector<std::pair<std::filesystem::path, std::string>> files;  // written once every split is read
   for (const char* split : {"train", "validation", "test"}) {
     const std::filesystem::path in = corpus_dir / (std::string(split) + ".jsonl");
     DatasetReader reader(in);
@@ -166,8 +168,7 @@ nlohmann::ordered_json build_manpage_qs(const std::filesystem::path& corpus_dir,
       lines += qs_example_json(*example).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     }
     if (examples == 0) throw error_at(in, 0, "", fmt::format("no page of {} yields a QS hierarchy", pages));
-    std::filesystem::create_directories(out_dir);
-    write_file_atomic(out_dir / (std::string(split) + ".jsonl"), lines);
+    files.emplace_back(out_dir / (std::string(split) + ".jsonl"), std::move(lines));
     const auto mean = [&](std::size_t total) { return static_cast<double>(total) / static_cast<double>(examples); };
     stats[split] = {{"pages", pages},
                     {"examples", examples},
@@ -182,7 +183,9 @@ nlohmann::ordered_json build_manpage_qs(const std::filesystem::path& corpus_dir,
                       {"min_sections", options.min_sections},
                       {"min_sentence_words", options.min_sentence_words},
                       {"max_summary_words", options.max_summary_words}};
-  write_file_atomic(out_dir / "stats.json", stats.dump(2) + "\n");
+  files.emplace_back(out_dir / "stats.json", stats.dump(2) + "\n");
+  std::filesystem::create_directories(out_dir);
+  for (const auto& [path, contents] : files) write_file_atomic(path, contents);
   return stats;
 }
 

@@ -163,3 +163,29 @@ TEST(ManpageQs, TooFewSectionsOrNoNameLineGiveNoExample) {
 
 }  // namespace
 }  // namespace strata
+
+namespace strata {
+namespace {
+
+TEST(ManpageQs, ABadSplitLeavesNoFileBehind) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("strata_manpage_qs_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "corpus");
+  Document d = page();
+  std::ofstream(dir / "corpus/train.jsonl") << to_native_json(d).dump() << "\n";
+  // validation.jsonl is missing: nothing may be written, not even the good train split.
+  EXPECT_NE(error_of([&] { build_manpage_qs(dir / "corpus", dir / "out"); }).find("validation.jsonl"),
+            std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir / "out/train.jsonl"));
+  std::ofstream(dir / "corpus/validation.jsonl") << to_native_json(d).dump() << "\n";
+  std::ofstream(dir / "corpus/test.jsonl") << to_native_json(d).dump() << "\n";
+  const nlohmann::ordered_json stats = build_manpage_qs(dir / "corpus", dir / "out");
+  EXPECT_EQ(stats["test"]["examples"], 1);
+  EXPECT_DOUBLE_EQ(stats["test"]["pairs_mean"].get<double>(), 4.0);  // root, 2 sections, 1 subsection
+  EXPECT_EQ(load_qs_hierarchies(dir / "out/train.jsonl").size(), 1u);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace strata

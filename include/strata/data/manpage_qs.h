@@ -45,8 +45,8 @@ std::optional<QsExample> manpage_qs_example(const Document& page, const std::str
 
 // Every page of a man-page corpus directory (`strata data manpages`: train, validation and
 // test.jsonl) through manpage_qs_example(), written as OUT/<split>.jsonl (QS JSONL, one file
-// per split, so pages stay in their corpus split) and OUT/stats.json; each file written then
-// renamed. Returns the stats: per split, pages read, examples, and the mean pairs, edges,
+// per split, so pages stay in their corpus split) and OUT/stats.json; nothing is written until
+// every split has been read, and each file is written then renamed. Returns the stats: per split, pages read, examples, and the mean pairs, edges,
 // depth-2 pairs and words of document and target per example.
 nlohmann::ordered_json build_manpage_qs(const std::filesystem::path& corpus_dir, const std::filesystem::path& out_dir,
                                         const ManpageQsOptions& options = {});
