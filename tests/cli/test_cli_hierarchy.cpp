@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "strata/eval/bleu.h"
 #include "strata/eval/qs_hierarchy.h"
+#include "strata/eval/rouge.h"
 #include "support/cli.h"
 
 namespace strata {
@@ -66,6 +68,35 @@ TEST_F(CliHierarchy, JsonMatchesTheLibrary) {
   EXPECT_DOUBLE_EQ(got.at("reference").at("edges_per_hierarchy").get<double>(), (2 + 1 + 1 + 2) / 4.0);
   EXPECT_EQ(got.at("generated").at("malformed").get<int>(), 1);
   EXPECT_EQ(got.at("reference").at("malformed").get<int>(), 0);
+}
+
+TEST_F(CliHierarchy, QuestionBleuAndSummaryRougeMatchTheLibrary) {
+  const Result r = run("--pairs " + write("pairs.jsonl", pairs_jsonl()).string() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> questions;
+  std::vector<std::vector<std::string>> references;
+  double rouge_l = 0;
+  const RougeScorer scorer({"rougeL"}, /*use_stemmer=*/true);
+  for (const TextPair& p : kPairs) {
+    const QsHierarchy generated = parse_hierarchy(p.prediction), reference = parse_hierarchy(p.reference);
+    questions.push_back(questions_text(generated));
+    references.push_back({questions_text(reference)});
+    rouge_l += scorer.score_row(summaries_text(reference), summaries_text(generated))[0].fmeasure / kPairs.size();
+  }
+  EXPECT_EQ(questions[0], "Q1? Q2? Q3?");
+  BleuOptions nltk;  // NLTK's corpus_bleu: whitespace tokens, no smoothing
+  nltk.tokenize = BleuTokenize::kNone;
+  nltk.smooth = BleuSmooth::kNone;
+  const auto got = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(got.at("question_bleu_nltk").at("score").get<double>(), corpus_bleu(questions, references, nltk).score);
+  EXPECT_DOUBLE_EQ(got.at("question_bleu_sacrebleu").at("score").get<double>(), corpus_bleu(questions, references).score);
+  // By hand: the generated questions are 10 whitespace tokens (Q1? Q2? Q3? | Q1? Q2? | Q1? Q2? Q3? | Q1? Q2?)
+  // and only the third pair's "Q3?" is missing from its reference; 13a splits off the "?": 18 of 20.
+  EXPECT_DOUBLE_EQ(got.at("question_bleu_nltk").at("precisions")[0].get<double>(), 90.0);
+  EXPECT_DOUBLE_EQ(got.at("question_bleu_sacrebleu").at("precisions")[0].get<double>(), 90.0);
+  EXPECT_EQ(got.at("question_bleu_nltk").at("sys_len").get<int>(), 10);
+  EXPECT_EQ(got.at("question_bleu_sacrebleu").at("sys_len").get<int>(), 20);
+  EXPECT_DOUBLE_EQ(got.at("summary_rouge").at("rougeL").get<double>(), rouge_l);
 }
 
 TEST_F(CliHierarchy, HumanTable) {
