@@ -250,7 +250,8 @@ def main():
           "- **SECTOK, LVLSECTOK, TOKBIAS, SECBIAS, HIBRIDS_S-ENC/DEC**, and a third seed: the recipes exist; left "
           "out to fit a session (`RECIPES=\"...\" SEEDS=\"1 2 3\" TASK=qs bench/seed001.sh` adds them; a run is "
           "about 9 minutes on one core).",
-          "- **MULTITASK** (Table 1) and **Table 5** (HIERENC with HIBRIDS in its section layers): not built.",
+          "- **Table 5** (HIERENC with HIBRIDS in its section layers): not built. HIBRIDS on encoder and decoder "
+          "together (which the seed tried and found worse): not run.",
           "- **Human evaluation (Table 3)**, beam 4, and GovReport-QS itself (not in Debian): the loader reads its "
           "JSONL shape (docs/formats.md), the data is not here.", "",
           "## The constant baseline's output", "", "```", constant, "```", "",
