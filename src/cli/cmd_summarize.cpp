@@ -182,14 +182,15 @@ void run_eval_summarize(const EvalFlags& flags) {
   summary["beam_size"] = summarizer.options.generation.beam_size;
   write_file_atomic(out / "rouge.json", summary.dump(2) + "\n");
 
-  if (info.run.get<std::string>("data.task") == "qs_hierarchy" && info.run.get<std::string>("data.qs_task") == "hierarchy")
-    write_parsed_hierarchies(out / "hierarchies.jsonl", examples, predictions);
+  const bool hierarchies =
+      info.run.get<std::string>("data.task") == "qs_hierarchy" && info.run.get<std::string>("data.qs_task") == "hierarchy";
+  if (hierarchies) write_parsed_hierarchies(out / "hierarchies.jsonl", examples, predictions);
   print_rouge_table(report);
   for (std::size_t i = 0; i < std::min(flags.examples, examples.size()); ++i)
     std::printf("\n[%s]\n  reference:  %s\n  prediction: %s\n", examples[i].id.c_str(), references[i].c_str(),
                 predictions[i].c_str());
   std::printf("\npredictions and scores in %s\n", out.string().c_str());
-  if (info.run.get<std::string>("data.task") == "qs_hierarchy" && info.run.get<std::string>("data.qs_task") == "hierarchy")
+  if (hierarchies)
     std::printf("the outputs as trees (robust parser) in %s; hierarchy F1 and question BLEU: strata eval "
                 "hierarchy --pairs %s\n",
                 (out / "hierarchies.jsonl").string().c_str(), (out / "predictions.jsonl").string().c_str());

@@ -48,12 +48,6 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 19> kQuestio
     {"METHODS", "Which methods does {} provide?"},
 }};
 
-std::string upper(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -61,14 +55,13 @@ std::string lower(std::string_view text) {
 }
 
 bool dropped(std::string_view heading) {
-  const std::string key = upper(trim(heading));
-  return std::find(kDroppedHeadings.begin(), kDroppedHeadings.end(), key) != kDroppedHeadings.end();
+  return std::any_of(kDroppedHeadings.begin(), kDroppedHeadings.end(),
+                     [&](std::string_view known) { return equals_ignoring_case(trim(heading), known); });
 }
 
 std::string section_question(std::string_view heading, const std::string& name) {
-  const std::string key = upper(trim(heading));
   for (const auto& [known, question] : kQuestionTemplates)
-    if (key == known) return fmt::format(fmt::runtime(question), name);
+    if (equals_ignoring_case(trim(heading), known)) return fmt::format(fmt::runtime(question), name);
   return fmt::format("What about {} in {}?", lower(trim(heading)), name);
 }
 
