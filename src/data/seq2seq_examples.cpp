@@ -258,12 +258,7 @@ std::vector<std::size_t> share_budget(std::span<const std::size_t> section_lengt
 }
 
 Document with_section_first(const Document& document, std::string_view heading) {
-  const auto matches = [&](const Section& section) {
-    return section.heading.size() == heading.size() &&
-           std::equal(heading.begin(), heading.end(), section.heading.begin(), [](char a, char b) {
-             return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-           });
-  };
+  const auto matches = [&](const Section& section) { return equals_ignoring_case(section.heading, heading); };
   const std::vector<Section>& children = document.root.children;
   const auto lead = std::find_if(children.begin(), children.end(), matches);
   if (heading.empty() || lead == children.end() || lead == children.begin()) return document;
