@@ -29,7 +29,7 @@ using Json = nlohmann::ordered_json;  // keys in the order written
 
 // The tables of one side (encoder or decoder) that share a relation, summed over heads.
 struct TableGroup {
-  std::string side;  // "encoder" or "decoder"
+  std::string side;  // "encoder", "decoder" or "sections" (HIERENC's section layers)
   attn::Relation relation;
   std::vector<std::string> tables;  // parameter names
   std::vector<double> sum;          // relation_count entries
@@ -84,9 +84,11 @@ std::vector<std::int32_t> extremes(const std::vector<float>& table, bool positiv
 
 std::string figure_title(const TableGroup& group) {
   const std::size_t layers = group.tables.size();
-  return fmt::format("HIBRIDS-{}: {}, mean over {} {} × {} heads", group.side == "encoder" ? "ENC" : "DEC",
-                     relation_description(group.relation), layers, layers == 1 ? "table" : "tables",
-                     group.heads);
+  const char* system = group.side == "encoder"   ? "HIBRIDS-ENC"
+                       : group.side == "decoder" ? "HIBRIDS-DEC"
+                                                 : "HIBRIDS in the HIERENC section layers";
+  return fmt::format("{}: {}, mean over {} {} × {} heads", system, relation_description(group.relation), layers,
+                     layers == 1 ? "table" : "tables", group.heads);
 }
 
 }  // namespace
@@ -98,21 +100,27 @@ void run_bias_analysis(const BiasAnalysisOptions& options) {
   const auto params = model->named_parameters(/*recurse=*/true);
 
   std::vector<TableGroup> groups;
-  const bool encoder = options.layers != "decoder", decoder = options.layers != "encoder";
-  if (encoder)
+  auto wants = [&](const char* side) { return options.layers == "all" || options.layers == side; };
+  if (wants("encoder"))
     for (std::int64_t i = 0; i < config.encoder_layers; ++i) {
       const attn::Relation& relation = models::ModelConfig::spec_of(config.encoder_attention, i).bias;
       if (!attn::is_tree_relation(relation.kind)) continue;
       add_table(groups, "encoder", relation, fmt::format("encoder.layers.{}.self_attn.relation_bias", i), params,
                 options.model, fmt::format("encoder layer {}", i));
     }
-  if (decoder && attn::is_tree_relation(config.decoder_hibrids.kind))
+  if (wants("decoder") && attn::is_tree_relation(config.decoder_hibrids.kind))
     add_table(groups, "decoder", config.decoder_hibrids, "decoder.hibrids_bias", params, options.model,
               "decoder_hibrids");
+  if (wants("sections") && attn::is_tree_relation(config.section_encoder_hibrids.kind))
+    for (std::int64_t i = 0; i < config.section_encoder_layers; ++i)
+      add_table(groups, "sections", config.section_encoder_hibrids,
+                fmt::format("section_encoder.layers.{}.self_attn.relation_bias", i), params, options.model,
+                fmt::format("section encoder layer {}", i));
   if (groups.empty()) {
-    const std::string which = options.layers == "all" ? "its encoder_attention/decoder_hibrids"
+    const std::string which = options.layers == "all"       ? "its encoder_attention/decoder_hibrids/section_encoder_hibrids"
                               : options.layers == "encoder" ? "its encoder_attention"
-                                                            : "its decoder_hibrids";
+                              : options.layers == "decoder" ? "its decoder_hibrids"
+                                                            : "its section_encoder_hibrids";
     throw Error(fmt::format("model {} has no HIBRIDS bias table ({} use{} no tree relation)", options.model, which,
                             options.layers == "all" ? "" : "s"));
   }

@@ -14,7 +14,8 @@ void register_analyze_biases(CLI::App& analyze) {
       "section tree (§1 > §1.1 > §1.1.1 > §1.1.1.1, §1.2; §2 > §2.1), one cell per (query "
       "section, key section) holding the bias of their relation, averaged over every head of "
       "every layer with a tree-relation table, × 100, blue positive and orange negative. The "
-      "encoder's tables (HIBRIDS-ENC) and the decoder's (HIBRIDS-DEC) get a figure each; "
+      "encoder's tables (HIBRIDS-ENC), the decoder's (HIBRIDS-DEC) and those of HIERENC's section layers "
+      "(model.section_encoder_hibrids, seed 001 Table 5) get a figure each; "
       "OUT/biases.json holds the raw values, each cell's relation and the mean tables.");
   auto options = std::make_shared<analysis::BiasAnalysisOptions>();
   biases->add_option("--model", options->model, "a run directory or checkpoint of `strata train`")->required();
@@ -22,8 +23,8 @@ void register_analyze_biases(CLI::App& analyze) {
   biases->add_option("--format", options->format, "svg (with values and labels), png (shading only) or both")
       ->check(CLI::IsMember({"svg", "png", "both"}))
       ->capture_default_str();
-  biases->add_option("--layers", options->layers, "which tables: encoder, decoder or all")
-      ->check(CLI::IsMember({"encoder", "decoder", "all"}))
+  biases->add_option("--layers", options->layers, "which tables: encoder, decoder, sections or all")
+      ->check(CLI::IsMember({"encoder", "decoder", "sections", "all"}))
       ->capture_default_str();
   on_run(biases, [options] { analysis::run_bias_analysis(*options); });
 }

@@ -116,6 +116,18 @@ void visit_specs(C& c, F&& f) {
   f("pal_attention", c.pal_attention, "PAL attention");
 }
 
+// The tree relations that sit outside the layer specs (HIBRIDS-DEC; HIBRIDS in HIERENC's
+// section layers): name and help for the run key `model.NAME` and the config.json field.
+template <class C, class F>
+void visit_relations(C& c, F&& f) {
+  f("decoder_hibrids", c.decoder_hibrids,
+    "HIBRIDS-DEC (seed 001 Eq. 3): \"\" for off, or a relation as JSON, e.g. "
+    "{\"kind\": \"hibrids\", \"max_path\": 4, \"max_level\": 2}");
+  f("section_encoder_hibrids", c.section_encoder_hibrids,
+    "HIBRIDS in HIERENC's section layers (seed 001 Table 5): \"\" for off, or a tree relation as JSON; the "
+    "sections' self-attention adds its learned bias for each pair's relation (needs model.section_encoder_layers)");
+}
+
 std::vector<attn::LayerSpec> specs_from(const nlohmann::json& json, const std::string& key) {
   if (json.is_null()) return {};
   try {
@@ -231,15 +243,19 @@ void ModelConfig::check() const {
     if (attn::is_tree_relation(spec_of(cross_attention, i).bias.kind))
       throw Error("model.cross_attention: a tree relation needs the query's section, which summary tokens "
                   "do not have; HIBRIDS on the decoder is model.decoder_hibrids");
-  if (decoder_hibrids.kind != attn::RelationKind::None) {
-    if (!attn::is_tree_relation(decoder_hibrids.kind))
-      throw Error("model.decoder_hibrids: needs a tree relation (hibrids or hibrids_selected), got " +
-                  std::string(attn::relation_name(decoder_hibrids.kind)));
-    if (decoder_layers < 2) throw Error("model.decoder_hibrids: needs at least 2 decoder layers");
+  visit_relations(*this, [](const char* name, const attn::Relation& relation, const char*) {
+    if (relation.kind == attn::RelationKind::None) return;
+    if (!attn::is_tree_relation(relation.kind))
+      throw Error(std::string("model.") + name + ": needs a tree relation (hibrids or hibrids_selected), got " +
+                  std::string(attn::relation_name(relation.kind)));
     attn::LayerSpec probe;
-    probe.bias = decoder_hibrids;
+    probe.bias = relation;
     attn::validate(probe);
-  }
+  });
+  if (decoder_hibrids.kind != attn::RelationKind::None && decoder_layers < 2)
+    throw Error("model.decoder_hibrids: needs at least 2 decoder layers");
+  if (section_encoder_hibrids.kind != attn::RelationKind::None && section_encoder_layers <= 0)
+    throw Error("model.section_encoder_hibrids: set, but model.section_encoder_layers is 0 (no HIERENC)");
   for (const auto& [field, id] : {std::pair{"pad_id", pad_id}, {"bos_id", bos_id}, {"eos_id", eos_id},
                                   {"decoder_start_id", decoder_start_id}})
     if (id < 0 || id >= vocab_size)
@@ -258,7 +274,9 @@ nlohmann::json ModelConfig::to_json() const {
     for (const attn::LayerSpec& spec : specs) list.push_back(attn::to_json(spec));
     json[name] = list;
   });
-  if (decoder_hibrids.kind != attn::RelationKind::None) json["decoder_hibrids"] = attn::to_json(decoder_hibrids);
+  visit_relations(*this, [&](const char* name, const attn::Relation& relation, const char*) {
+    if (relation.kind != attn::RelationKind::None) json[name] = attn::to_json(relation);
+  });
   return json;
 }
 
@@ -285,8 +303,9 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string
     visit_specs(config, [&](const char* name, std::vector<attn::LayerSpec>& specs, const char*) {
       if (json.contains(name)) specs = specs_from(json.at(name), source + ": " + name);
     });
-    if (json.contains("decoder_hibrids"))
-      config.decoder_hibrids = relation_from(json.at("decoder_hibrids"), source + ": decoder_hibrids");
+    visit_relations(config, [&](const char* name, attn::Relation& relation, const char*) {
+      if (json.contains(name)) relation = relation_from(json.at(name), source + ": " + name);
+    });
   } catch (const nlohmann::json::exception& e) {
     throw Error(source + ": model config: " + e.what());
   }
@@ -309,9 +328,9 @@ void ModelConfig::declare(ConfigSchema& schema) {
                std::string("structured ") + what + " (docs/attention.md): \"\" for plain, a JSON spec " +
                    "(one for every layer, or an array with one per layer), or the path of a JSON file");
   });
-  schema.add("model.decoder_hibrids", std::string(),
-             "HIBRIDS-DEC (seed 001 Eq. 3): \"\" for off, or a relation as JSON, e.g. "
-             "{\"kind\": \"hibrids\", \"max_path\": 4, \"max_level\": 2}");
+  visit_relations(defaults, [&](const char* name, const attn::Relation&, const char* help) {
+    schema.add(std::string("model.") + name, std::string(), help);
+  });
 }
 
 ModelConfig ModelConfig::from_config(const Config& run) {
@@ -325,9 +344,10 @@ ModelConfig ModelConfig::from_config(const Config& run) {
     const std::string key = std::string("model.") + name;
     specs = specs_from(json_setting(run.get<std::string>(key), key), key);
   });
-  config.decoder_hibrids =
-      relation_from(json_setting(run.get<std::string>("model.decoder_hibrids"), "model.decoder_hibrids"),
-                    "model.decoder_hibrids");
+  visit_relations(config, [&](const char* name, attn::Relation& relation, const char*) {
+    const std::string key = std::string("model.") + name;
+    relation = relation_from(json_setting(run.get<std::string>(key), key), key);
+  });
   return config;
 }
 
@@ -352,6 +372,9 @@ void check_stacks(const ModelConfig& config, const std::string& architecture, co
     throw Error("model.prefix_length: prefix-tuning is built for seq2seq models, this model is a " + architecture);
   if (config.decoder_hibrids.kind != attn::RelationKind::None && !stacks.cross_attention)
     throw Error("model.decoder_hibrids: needs a seq2seq model (cross-attention), this model is a " + architecture);
+  if (config.section_encoder_layers > 0 && !stacks.cross_attention)
+    throw Error("model.section_encoder_layers: HIERENC needs a seq2seq model (cross-attention), this model is a " +
+                architecture);
 }
 
 }  // namespace strata::models

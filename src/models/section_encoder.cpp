@@ -16,8 +16,24 @@ SectionStates pool_sections(const at::Tensor& hidden, const at::Tensor& padding,
   return {sums / counts.clamp_min(1).unsqueeze(-1), counts.gt(0)};
 }
 
-SectionEncoderImpl::SectionEncoderImpl(nn::LayerOptions layer, std::int64_t count) {
-  layer.attention.spec = {};  // sections attend to each other densely
+namespace {
+
+// The layout of a sequence of sections: item s is section s, with the tokens' tree.
+attn::TokenLayout section_layout(const attn::TokenLayout& tokens, std::int64_t batch, std::int64_t sections) {
+  attn::TokenLayout out;
+  out.section = torch::arange(sections, torch::kInt32).unsqueeze(0).expand({batch, sections}).contiguous();
+  out.path_len = tokens.path_len;
+  out.lvl_diff = tokens.lvl_diff;
+  out.section_depth = tokens.section_depth;
+  return out;
+}
+
+}  // namespace
+
+SectionEncoderImpl::SectionEncoderImpl(nn::LayerOptions layer, std::int64_t count, const attn::Relation& hibrids)
+    : hibrids_(hibrids.kind != attn::RelationKind::None) {
+  layer.attention.spec = {};  // sections attend to each other densely, HIBRIDS biasing it when on
+  layer.attention.spec.bias = hibrids;
   layer.pal.size = 0;
   layers = register_module("layers", torch::nn::ModuleList());
   for (std::int64_t i = 0; i < count; ++i) layers->push_back(nn::EncoderLayer(layer));
@@ -25,10 +41,13 @@ SectionEncoderImpl::SectionEncoderImpl(nn::LayerOptions layer, std::int64_t coun
 }
 
 SectionStates SectionEncoderImpl::forward(const at::Tensor& hidden, const at::Tensor& padding,
-                                          const at::Tensor& section, std::int64_t sections) {
-  SectionStates states = pool_sections(hidden, padding, section, sections);
+                                          const attn::TokenLayout& layout, std::int64_t sections) {
+  const std::int64_t batch = hidden.size(0);
+  SectionStates states = pool_sections(hidden, padding, layout.section.expand({batch, -1}), sections);
+  const attn::TokenLayout tree = hibrids_ ? section_layout(layout, batch, sections) : attn::TokenLayout{};
   at::Tensor x = states.hidden;
-  for (const auto& module : *layers) x = module->as<nn::EncoderLayerImpl>()->forward(x, states.present);
+  for (const auto& module : *layers)
+    x = module->as<nn::EncoderLayerImpl>()->forward(x, states.present, hibrids_ ? &tree : nullptr);
   if (layer_norm) x = layer_norm(x);
   states.hidden = x.masked_fill(states.present.logical_not().unsqueeze(-1), 0);
   return states;

@@ -90,7 +90,8 @@ Seq2SeqImpl::Seq2SeqImpl(const ModelConfig& config) : config_(config) {
     check_section_encoder(config);
     section_encoder = register_module(
         "section_encoder",
-        SectionEncoder(stack_options(config, Stack::Encoder).layer_options(0), config.section_encoder_layers));
+        SectionEncoder(stack_options(config, Stack::Encoder).layer_options(0), config.section_encoder_layers,
+                       config.section_encoder_hibrids));
   }
   final_logits_bias = register_final_logits_bias(*this, config);
   if (config.copy) {
@@ -143,7 +144,7 @@ EncoderOutput Seq2SeqImpl::encode(const at::Tensor& source, const at::Tensor& pa
     // The decoder reads the tokens, then the sections (padded to the batch's most sections).
     const at::Tensor real = real_tokens(padding, source.size(0), source.size(1));
     const SectionStates sections =
-        section_encoder(out.hidden, real, layout->section.expand({source.size(0), -1}), section_count(*layout));
+        section_encoder(out.hidden, real, *layout, section_count(*layout));
     out.hidden = torch::cat({out.hidden, sections.hidden}, 1);
     out.padding = torch::cat({real, sections.present}, 1);
   } else if (structured) {

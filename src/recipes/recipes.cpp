@@ -145,10 +145,15 @@ std::vector<Recipe> make_recipes() {
       {"multitask", "001 §5.2", "lvlsectok + MULTITASK: a bilinear classifier predicts each section pair's HIBRIDS_S "
        "relation from mean-pooled section vectors, its loss added to the summary's with equal weight",
        on_lvlsectok({encoder(), "model.section_relation_head=true"})},
+      {"hierenc-hibrids", "001 Table 5", "hierenc + HIBRIDS biases (PathLen × LvlDiff) in the section layers' "
+       "attention", on_lvlsectok({encoder(), "model.section_encoder_layers=2",
+                                  std::string("model.section_encoder_hibrids=") + kHibrids})},
       {"hibrids-s-enc", "001 §3.2", "lvlsectok + HIBRIDS_S (selected section relations) in encoder self-attention",
        on_lvlsectok({encoder(kSelected)})},
       {"hibrids-dec", "001 §3.2 Eq. 3", "lvlsectok + HIBRIDS on the last decoder layer's cross-attention",
        on_lvlsectok({encoder(), std::string("model.decoder_hibrids=") + kHibrids})},
+      {"hibrids-enc-dec", "001 §7 (not reported)", "lvlsectok + HIBRIDS on the encoder and on the last decoder "
+       "layer's cross-attention", on_lvlsectok({encoder(kHibrids), std::string("model.decoder_hibrids=") + kHibrids})},
       {"hibrids-s-dec", "001 §3.2", "lvlsectok + HIBRIDS_S on the last decoder layer's cross-attention",
        on_lvlsectok({encoder(), std::string("model.decoder_hibrids=") + kSelected})},
       {"hibrids-enc-no-level", "001 Table 4", "hibrids-enc without level difference (PathLen only)",

@@ -57,6 +57,9 @@ class CliAnalyze : public ::testing::Test {
     train("mixed",
           "encoder_attention = '[{\"bias\": {\"kind\": \"hibrids\", \"max_path\": 2, \"max_level\": 1, "
           "\"asymmetric\": false}}, {\"bias\": {\"kind\": \"hibrids_selected\"}}]'\n");
+    // Model "hierenc": HIBRIDS in one section layer of HIERENC (seed 001 Table 5) only.
+    train("hierenc", "section_encoder_layers = 1\n"
+                     "section_encoder_hibrids = '{\"kind\": \"hibrids\", \"max_path\": 4, \"max_level\": 2}'\n");
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
 
@@ -174,6 +177,28 @@ TEST_F(CliAnalyze, LayersWithDifferentRelationsGetAFigureEach) {
   ASSERT_EQ(report["figures"].size(), 2u);
   EXPECT_EQ(report["figures"][0]["relations"][1][0], "(±1, -1)");
   EXPECT_EQ(report["figures"][0]["tables"], json({"encoder.layers.0.self_attn.relation_bias"}));
+}
+
+TEST_F(CliAnalyze, DrawsTheTablesOfHierencsSectionLayers) {
+  const CliResult r = run("analyze biases --model " + path("hierenc") + " --format svg");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const fs::path out = dir_ / "hierenc" / "biases";
+  EXPECT_NE(slurp(out / "sections.svg").find("HIBRIDS in the HIERENC section layers: hibrids(max_path=4, max_level=2)"),
+            std::string::npos);
+  const json report = json::parse(slurp(out / "biases.json"));
+  ASSERT_EQ(report["figures"].size(), 1u);
+  const json& figure = report["figures"][0];
+  EXPECT_EQ(figure["tables"], json({"section_encoder.layers.0.self_attn.relation_bias"}));
+  const std::vector<double> table = head_mean(report["model"].get<std::string>(), "section_encoder.layers.0.self_attn.relation_bias");
+  double largest = 0;
+  for (std::size_t id = 0; id < 45; ++id) {
+    EXPECT_NEAR(figure["table"][id]["value"].get<double>(), table[id], 1e-6) << id;
+    largest = std::max(largest, std::abs(table[id]));
+  }
+  EXPECT_GT(largest, 1e-3);  // the section layers' tables learned
+  const CliResult encoder_only = run("analyze biases --model " + path("hierenc") + " --layers encoder");
+  EXPECT_NE(encoder_only.exit_code, 0);
+  EXPECT_NE(encoder_only.err.find("its encoder_attention uses no tree relation"), std::string::npos) << encoder_only.err;
 }
 
 TEST_F(CliAnalyze, AModelWithoutTreeRelationsIsAnError) {

@@ -22,7 +22,8 @@ TEST_F(CliRecipes, ListNamesEverySeed001SystemWithOneLineEach) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* name : {"longformer", "sectok", "lvlsectok", "tokbias", "secbias", "hibrids-enc",
                            "hibrids-s-enc", "hibrids-dec", "hibrids-s-dec", "hibrids-enc-no-level",
-                           "hibrids-enc-no-path", "hibrids-enc-symmetric"})
+                           "hibrids-enc-no-path", "hibrids-enc-symmetric", "hierenc", "multitask",
+                           "hierenc-hibrids", "hibrids-enc-dec"})
     EXPECT_NE(("\n" + r.out).find(std::string("\n") + name + " "), std::string::npos) << name << "\n" << r.out;
 }
 

@@ -294,6 +294,66 @@ TEST(SectionEncoder, DecoderReadsTokensThenSectionsAndGradientsReachIt) {
   EXPECT_FALSE(torch::allclose(model->decode(batch.target, tokens_only), hidden.detach()));
 }
 
+// Table 5: HIBRIDS in the section layers adds table[h, relation(section q, section k)] to
+// the sections' attention scores. Checked against the same layers without the relation,
+// given that bias by hand (one table row for every head, so one bias serves them all).
+TEST(SectionEncoder, HibridsBiasesTheSectionsAttentionByTheirTreeRelation) {
+  std::mt19937 rng(13);
+  const Batch batch = batch_of(rng);
+  const attn::Relation relation{.kind = attn::RelationKind::Hibrids, .max_path = 2, .max_level = 1};
+  ModelConfig c = hierenc_config();
+  c.section_encoder_hibrids = relation;
+  EXPECT_EQ(ModelConfig::from_json(c.to_json(), "config.json").section_encoder_hibrids, relation);
+  torch::manual_seed(4);
+  Seq2Seq model(c);
+  model->eval();
+  const auto params = model->named_parameters();
+  const char* table_name = "section_encoder.layers.1.self_attn.relation_bias";
+  ASSERT_TRUE(params.contains(table_name));
+  EXPECT_EQ(params[table_name].sizes(), (std::vector<std::int64_t>{2, 15}));
+  const at::Tensor row = torch::randn({attn::relation_count(relation)});
+  {
+    torch::NoGradGuard no_grad;
+    for (const auto& p : params)
+      if (p.key().find("section_encoder.") == 0 && is_table(p.key())) p.value().copy_(row.expand({2, -1}));
+  }
+  ModelConfig plain_config = hierenc_config();
+  Seq2Seq plain(plain_config);
+  plain->eval();
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : plain->named_parameters()) p.value().copy_(params[p.key()]);
+  }
+  torch::NoGradGuard no_grad;
+  const std::int64_t sections = batch.layout.section_depth.size(1);
+  const at::Tensor hidden = model->encoder(batch.source, batch.padding, &batch.layout);
+  const SectionStates got = model->section_encoder(hidden, batch.padding, batch.layout, sections);
+
+  const at::Tensor ids = attn::section_relation_ids(relation, batch.layout.path_len, batch.layout.lvl_diff,
+                                                    batch.layout.section_depth);
+  nn::LayerConditioning bias;
+  bias.attention_bias = row.index_select(0, ids.flatten().to(torch::kLong)).view({2, 1, sections, sections});
+  const SectionStates pooled = pool_sections(hidden, batch.padding, batch.layout.section, sections);
+  at::Tensor x = pooled.hidden;
+  for (const auto& layer : *plain->section_encoder->layers)
+    x = layer->as<nn::EncoderLayerImpl>()->forward(x, pooled.present, nullptr, nullptr, &bias);
+  if (plain->section_encoder->layer_norm) x = plain->section_encoder->layer_norm(x);  // pre-norm only
+  x = x.masked_fill(pooled.present.logical_not().unsqueeze(-1), 0);
+  EXPECT_TRUE(torch::allclose(got.hidden, x, 1e-5, 1e-5));
+  // And the bias matters: the plain layers give another result.
+  EXPECT_FALSE(torch::allclose(plain->section_encoder(hidden, batch.padding, batch.layout, sections).hidden, x,
+                               1e-3, 1e-3));
+}
+
+TEST(SectionEncoder, HibridsNeedsTheSectionLayersAndATreeRelation) {
+  ModelConfig c = hierenc_config();
+  c.section_encoder_hibrids = {.kind = attn::RelationKind::T5Buckets, .buckets = 8, .max_distance = 16};
+  EXPECT_THROW(c.check(), Error);
+  c.section_encoder_hibrids = {.kind = attn::RelationKind::Hibrids, .max_path = 2, .max_level = 1};
+  c.section_encoder_layers = 0;
+  EXPECT_THROW(c.check(), Error);
+}
+
 TEST(SectionEncoder, RefusesWhatReadsTheSourceAsTokensInTheDecoder) {
   ModelConfig with_copy = hierenc_config();
   with_copy.copy = true;

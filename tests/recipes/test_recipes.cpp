@@ -108,6 +108,13 @@ TEST(Recipes, Seed001SystemsAreWhatTheirNamesSay) {
   const models::ModelConfig dec = model_of(find_recipe("hibrids-dec"));
   EXPECT_EQ(dec.decoder_hibrids.kind, RelationKind::Hibrids);
   EXPECT_EQ(dec.encoder_attention[0].bias.kind, RelationKind::None);
+  const models::ModelConfig both = model_of(find_recipe("hibrids-enc-dec"));
+  EXPECT_EQ(both.decoder_hibrids.kind, RelationKind::Hibrids);
+  EXPECT_EQ(both.encoder_attention[0].bias.kind, RelationKind::Hibrids);
+  const models::ModelConfig hierenc = model_of(find_recipe("hierenc-hibrids"));
+  EXPECT_EQ(hierenc.section_encoder_layers, 2);
+  EXPECT_EQ(hierenc.section_encoder_hibrids.kind, RelationKind::Hibrids);
+  EXPECT_EQ(hierenc.encoder_attention[0].bias.kind, RelationKind::None);
   EXPECT_FALSE(model_of(find_recipe("hibrids-enc-no-level")).encoder_attention[0].bias.level);
   EXPECT_FALSE(model_of(find_recipe("hibrids-enc-no-path")).encoder_attention[0].bias.path);
   EXPECT_FALSE(model_of(find_recipe("hibrids-enc-symmetric")).encoder_attention[0].bias.asymmetric);

@@ -10,10 +10,10 @@ struct BiasAnalysisOptions {
   std::string model;            // a run directory or checkpoint
   std::string out;              // default MODEL/biases
   std::string format = "both";  // svg (with values and labels), png (shading only) or both
-  std::string layers = "all";   // which tables: encoder, decoder or all
+  std::string layers = "all";   // which tables: encoder, decoder, sections (HIERENC's section layers) or all
 };
 
-// Writes to OUT a figure per side (encoder, decoder; one per relation where a side's layers use
+// Writes to OUT a figure per side (encoder, decoder, sections; one per relation where a side's layers use
 // several) and biases.json with the raw values, each cell's relation and the mean tables, and
 // prints each figure's largest entries. strata::Error when the model has no such table.
 void run_bias_analysis(const BiasAnalysisOptions& options);

@@ -165,6 +165,9 @@ struct ModelConfig {
   // seq2seq: HIERENC's section encoder (section_encoder.h): layers over mean-pooled section
   // vectors after the encoder, read by the decoder after the tokens; 0 = none.
   std::int64_t section_encoder_layers = 0;
+  // HIBRIDS in those section layers (seed 001 Table 5): a tree relation whose learned table
+  // biases the sections' self-attention by each pair's relation. Kind None = off.
+  attn::Relation section_encoder_hibrids;
   // seq2seq: MULTITASK (seed 001 §5.2): a bilinear classifier predicts each pair of sections'
   // HIBRIDS_S relation from the encoder's mean-pooled section vectors, its loss added to the
   // summary's with equal weight (Seq2SeqImpl::section_relation_loss).
