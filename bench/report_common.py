@@ -1,6 +1,7 @@
 """What the experiment reports (bench/experiment_report.py, bench/seed000_report.py,
-bench/seed003_report.py) share: mean ± std over seeds, the best validation loss of a run, the
-share of distinct summaries, the verdict on a seed's claim, and writing the page atomically."""
+bench/seed003_report.py, bench/seed001_qs_report.py) share: mean ± std over seeds, the best
+validation loss of a run, the share of distinct summaries, paired bootstraps and the verdict on
+a seed's claim, the learned-bias figures, and writing the page atomically."""
 import json
 import os
 import random
@@ -85,6 +86,16 @@ def paired_bootstrap(a, b, resamples=2000, seed=7):
     return observed, (means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]), p
 
 
+def verdict(diff, p, seeds_a, seeds_b=None):
+    """A seed's claim "a beats b" from a paired bootstrap's mean difference and p-value; seeds_b
+    None for a baseline without seeds (lead, a constant output). One seed takes no verdict."""
+    if seeds_a < 2 or (seeds_b is not None and seeds_b < 2):
+        return "one seed: no verdict"
+    if diff > 0:
+        return "**holds**" if p < 0.05 else "points its way, not significant"
+    return "**the opposite holds**" if p < 0.05 else "**does not hold** (points the other way, not significant)"
+
+
 def spread(ms, n, digits=2):
     """mean ± std over seeds; a single seed shows no spread."""
     return f"{ms[0]:.{digits}f}" if n < 2 else fmt(ms, digits)
@@ -96,3 +107,24 @@ def write_atomic(path, lines):
     with open(tmp, "w") as f:
         f.write("\n".join(lines))
     os.replace(tmp, path)
+
+
+def figure_lines(page, recipes):
+    """The learned HIBRIDS tables of each recipe `strata analyze biases` drew into
+    PAGE-biases/RECIPE/ (seed 001 Figures 5 and 6): how to read them, then per figure its
+    largest relations and the picture."""
+    lines = ["`strata analyze biases` on the first seed of each system, drawn on the seed's example tree "
+             "(§1 > §1.1 > §1.1.1 > §1.1.1.1, §1.2; §2 > §2.1): one cell per (query section, key section), the bias "
+             "of their relation averaged over heads and layers, × 100; blue positive, orange negative.", ""]
+    folder = os.path.splitext(os.path.basename(page))[0] + "-biases"
+    for recipe in recipes:
+        path = os.path.join(os.path.dirname(page), folder, recipe, "biases.json")
+        with open(path) as f:
+            report = json.load(f)
+        for figure in report["figures"]:
+            def listed(key):
+                return ", ".join(f"{e['relation']} {100 * e['value']:+.1f}" for e in figure[key]) or "none"
+            lines += [f"**{recipe}, {figure['side']}** ({figure['title']}): largest positive {listed('largest_positive')}; "
+                      f"largest negative {listed('largest_negative')}.", "",
+                      f"![{recipe} {figure['side']} biases]({folder}/{recipe}/{figure['files'][0]})", ""]
+    return lines

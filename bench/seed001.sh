@@ -9,6 +9,7 @@
 #
 # Usage: bench/seed001.sh [BUILD_DIR] [OUT_DIR]
 #   TASK=summary|qs  which experiment     SEEDS="1 2 3"  seeds per system (qs: "1 2")
+#   A run's result.json deleted: the run is scored again (e.g. with a new [decode]), not retrained.
 #   JOBS=2           runs side by side (one thread each)
 #   RECIPES="..."    systems (default: all of the task's)   REPORT=the task's page
 #   EXTRA="k=v ..."  more overrides for every run (e.g. a shorter train.max_steps for a smoke test)
@@ -22,14 +23,14 @@ if [[ $task == qs ]]; then
   # Two seeds: each run is about 9 minutes on one core, against 3 for the summary task.
   seeds=${SEEDS:-"1 2"}
   report=${REPORT:-docs/results/seed001-qs.md}
-  recipes=${RECIPES:-"longformer hierenc multitask hibrids-enc hibrids-dec"}
+  recipes=${RECIPES:-"longformer hierenc multitask hibrids-enc hibrids-dec hierenc-hibrids hibrids-enc-dec"}
   config=configs/seed001-qs.toml
   runs="$out/runs-qs"
   data="$out/qs"
 elif [[ $task == summary ]]; then
   seeds=${SEEDS:-"1 2 3"}
   report=${REPORT:-docs/results/seed001.md}
-  recipes=${RECIPES:-"longformer sectok lvlsectok tokbias secbias hibrids-enc hibrids-s-enc hibrids-dec hibrids-s-dec hibrids-enc-no-level hibrids-enc-no-path hibrids-enc-symmetric"}
+  recipes=${RECIPES:-"longformer sectok lvlsectok tokbias secbias hierenc multitask hibrids-enc hibrids-s-enc hibrids-dec hibrids-s-dec hibrids-enc-dec hierenc-hibrids hibrids-enc-no-level hibrids-enc-no-path hibrids-enc-symmetric"}
   config=configs/seed001.toml
   runs="$out/runs"
   data="$out/corpus"
@@ -41,51 +42,68 @@ mkdir -p "$runs"
 started=$(date +%s)
 
 source bench/corpus_and_tokenizer.sh
-base_flag=()
-if [[ $task == qs ]]; then
-  if [[ ! -f "$data/test.jsonl" ]]; then
-    echo "== question-summary hierarchies from the corpus's section trees"
-    "$strata" data qs-manpages --corpus "$out/corpus" --out "$data"
-  fi
-  # From scratch, no system learns to copy within its steps (hierarchy F1 under 0.02, looping
-  # outputs): every system starts from one BART-denoising base, as the seed's start from LED.
-  if [[ ! -f "$out/qs-base/pretrained" ]]; then
-    echo "== base: BART denoising on the training pages (${PRETRAIN_STEPS:-2500} steps, 2 threads)"
-    rm -rf "$out/qs-base"
-    t0=$(date +%s)
-    "$strata" pretrain --config "$config" --out "$out/qs-base" --quiet data.task=denoise train.threads=2 \
-      train.max_steps="${PRETRAIN_STEPS:-2500}" train.eval_every=500 data.train="$out/corpus/train.jsonl" \
-      data.valid="$out/corpus/validation.jsonl" data.tokenizer="$out/tokenizer" > "$out/qs-base.log" 2>&1 ||
-      { echo "FAILED: pretraining (see $out/qs-base.log)"; exit 1; }
-    echo "$(( $(date +%s) - t0 ))" > "$out/qs-base/pretrained"
-  fi
-  base_flag=(--base "$out/qs-base")
+if [[ $task == qs && ! -f "$data/test.jsonl" ]]; then
+  echo "== question-summary hierarchies from the corpus's section trees"
+  "$strata" data qs-manpages --corpus "$out/corpus" --out "$data"
+fi
+# From scratch, no system learns to use its input within its steps (summary task: every system
+# wrote one NAME line for every page; QS: hierarchy F1 under 0.02, looping outputs): every
+# system of both tasks starts from one BART-denoising base, as the seed's start from LED. The
+# two configs build the same model; the base reads the QS config's 256 source tokens.
+if [[ ! -f "$out/base/pretrained" ]]; then
+  echo "== base: BART denoising on the training pages (${PRETRAIN_STEPS:-2500} steps, 2 threads)"
+  rm -rf "$out/base"
+  t0=$(date +%s)
+  "$strata" pretrain --config configs/seed001-qs.toml --out "$out/base" --quiet data.task=denoise train.threads=2 \
+    train.max_steps="${PRETRAIN_STEPS:-2500}" train.eval_every=500 data.train="$out/corpus/train.jsonl" \
+    data.valid="$out/corpus/validation.jsonl" data.tokenizer="$out/tokenizer" > "$out/base.log" 2>&1 ||
+    { echo "FAILED: pretraining (see $out/base.log)"; exit 1; }
+  echo "$(( $(date +%s) - t0 ))" > "$out/base/pretrained"
+fi
+base_flag=(--base "$out/base")
+if [[ $task == summary && ! -f "$out/lead1-description/rouge-per-example.jsonl" ]]; then
+  echo "== trivial baseline: the first sentence of DESCRIPTION"
+  mkdir -p "$out/lead1-description"
+  "$strata" baseline lead --data "$data/test.jsonl" --section DESCRIPTION --out "$out/lead1-description/pairs.jsonl"
+  "$strata" eval rouge --pairs "$out/lead1-description/pairs.jsonl" --stem \
+    --per-example "$out/lead1-description/rouge-per-example.jsonl" > /dev/null
 fi
 
-# One system and seed: train, then score the test split; result.json holds what the report reads.
+# One system and seed: train (unless trained.json says it was), then score the test split with
+# the config's [decode]; result.json holds what the report reads. Deleting a run's result.json
+# rescores it without training it again (as after a change of decoding).
 run_one() {
   local recipe=$1 seed=$2 dir="$runs/$1-s$2"
   if [[ -f "$dir/result.json" ]]; then return 0; fi
-  rm -rf "$dir" && mkdir -p "$dir"
   local t0 t1 t2
-  t0=$(date +%s%N)
-  OMP_NUM_THREADS=1 "$strata" train --config "$config" --recipe "$recipe" --out "$dir/run" --quiet $base \
-    train.seed="$seed" data.train="$data/train.jsonl" data.valid="$data/validation.jsonl" \
-    data.tokenizer="$out/tokenizer" ${EXTRA:-} > "$dir/train.log" 2>&1 || { echo "FAILED: $recipe seed $seed (see $dir/train.log)"; return 1; }
+  if [[ ! -f "$dir/trained.json" ]]; then
+    rm -rf "$dir" && mkdir -p "$dir"
+    t0=$(date +%s%N)
+    OMP_NUM_THREADS=1 "$strata" train --config "$config" --recipe "$recipe" --out "$dir/run" --quiet $base \
+      train.seed="$seed" data.train="$data/train.jsonl" data.valid="$data/validation.jsonl" \
+      data.tokenizer="$out/tokenizer" ${EXTRA:-} > "$dir/train.log" 2>&1 || { echo "FAILED: $recipe seed $seed (see $dir/train.log)"; return 1; }
+    t1=$(date +%s%N)
+    printf '{"parameters": %s, "train_seconds": %s}\n' "$(grep -o 'all params: [0-9,]*' "$dir/train.log" | tr -dc '0-9')" \
+      "$(( (t1 - t0) / 1000000 ))e-3" > "$dir/trained.json"
+  fi
   t1=$(date +%s%N)
+  rm -rf "$dir/test"
+  # The seed's decoding (its Appendix): beam 4, no repeated 5-gram; given here so that runs
+  # trained under an older [decode] are scored the same way.
   OMP_NUM_THREADS=1 "$strata" eval summarize --model "$dir/run" --data "$data/test.jsonl" \
-    --out "$dir/test" --show 0 > "$dir/eval.log" 2>&1 || { echo "FAILED: eval $recipe seed $seed"; return 1; }
-  if [[ $task == qs ]]; then
+    --beam 4 --no-repeat-ngram 5 --out "$dir/test" --show 0 > "$dir/eval.log" 2>&1 || { echo "FAILED: eval $recipe seed $seed"; return 1; }
+  if [[ $task == summary ]]; then
+    "$strata" eval rouge --pairs "$dir/test/predictions.jsonl" --stem \
+      --per-example "$dir/test/rouge-per-example.jsonl" > /dev/null || { echo "FAILED: rouge $recipe seed $seed"; return 1; }
+  else
     OMP_NUM_THREADS=1 "$strata" eval hierarchy --pairs "$dir/test/predictions.jsonl" --json \
       --per-example "$dir/test/hierarchy-per-example.jsonl" > "$dir/test/hierarchy.json" ||
       { echo "FAILED: eval hierarchy $recipe seed $seed"; return 1; }
   fi
   t2=$(date +%s%N)
-  local params
-  params=$(grep -o 'all params: [0-9,]*' "$dir/train.log" | tr -dc '0-9')
-  printf '{"recipe": "%s", "seed": %s, "parameters": %s, "train_seconds": %s, "eval_seconds": %s}\n' \
-    "$recipe" "$seed" "$params" "$(( (t1 - t0) / 1000000 ))e-3" "$(( (t2 - t1) / 1000000 ))e-3" > "$dir/result.json"
-  echo "done: $recipe seed $seed ($(( (t2 - t0) / 1000000000 )) s)"
+  python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); r.update(recipe=sys.argv[2], seed=int(sys.argv[3]), eval_seconds=float(sys.argv[4])); print(json.dumps(r))' \
+    "$dir/trained.json" "$recipe" "$seed" "$(( (t2 - t1) / 1000000 ))e-3" > "$dir/result.json.tmp" && mv "$dir/result.json.tmp" "$dir/result.json"
+  echo "done: $recipe seed $seed ($(( (t2 - t1) / 1000000000 )) s scoring)"
 }
 export -f run_one
 base="${base_flag[*]:-}"
@@ -97,11 +115,21 @@ echo "== $total runs, $jobs at a time (one thread each)"
 for recipe in $recipes; do for seed in $seeds; do echo "$recipe $seed"; done; done |
   xargs -P "$jobs" -n 2 bash -c 'run_one "$@"' _
 
+# Figures 5 (QS) and 6 (summaries): the learned HIBRIDS tables of the first seed, drawn on the
+# seed's example tree (for hierenc-hibrids, those of its section layers).
+figures=()
+for recipe in hibrids-enc hibrids-dec hierenc-hibrids; do
+  if [[ -f "$runs/$recipe-s1/result.json" ]]; then
+    "$strata" analyze biases --model "$runs/$recipe-s1/run" --out "${report%.md}-biases/$recipe" --format svg > /dev/null
+    figures+=("$recipe")
+  fi
+done
+
 report_args=(--runs "$runs" --config "$config" --recipes "$recipes" --strata "$strata"
-  --minutes "$(( ($(date +%s) - started) / 60 ))" --out "$report")
+  --minutes "$(( ($(date +%s) - started) / 60 ))" --out "$report" --figures "${figures[*]:-}")
 if [[ $task == qs ]]; then
   python3 bench/seed001_qs_report.py "${report_args[@]}" --data "$data"
 else
-  python3 bench/experiment_report.py "${report_args[@]}"
+  python3 bench/experiment_report.py "${report_args[@]}" --baseline "$out/lead1-description"
 fi
 echo "== wrote $report"

@@ -12,9 +12,11 @@ import sys
 import tempfile
 import tomllib
 
-from report_common import best_valid_loss, distinct_share, finished_runs, mean_std, paired_bootstrap, spread, write_atomic
+from report_common import (best_valid_loss, distinct_share, figure_lines, finished_runs, mean_std, paired_bootstrap,
+                           spread, verdict, write_atomic)
 
-BASE, ENC, DEC = "longformer", "hibrids-enc", "hibrids-dec"
+BASE, ENC, DEC, BOTH = "longformer", "hibrids-enc", "hibrids-dec", "hibrids-enc-dec"
+HIERENC, HIERENC_HIBRIDS = "hierenc", "hierenc-hibrids"
 CONSTANT = "constant"
 CANDIDATES = 300  # training hierarchies tried as the constant output, each against as many others
 
@@ -108,6 +110,8 @@ def main():
     for flag in ("--runs", "--config", "--recipes", "--strata", "--out", "--data"):
         ap.add_argument(flag, required=True)
     ap.add_argument("--minutes", type=int, default=0)
+    ap.add_argument("--figures", default="", help="recipes whose first seed's tables `strata analyze biases` drew "
+                    "into PAGE-biases/RECIPE/")
     args = ap.parse_args()
     recipes = args.recipes.split()
     runs = load_runs(args.runs, recipes)
@@ -121,7 +125,7 @@ def main():
     with open(args.config) as f:
         config = f.read()
     settings = tomllib.loads(config)
-    base_dir = os.path.join(os.path.dirname(os.path.normpath(args.runs)), "qs-base")
+    base_dir = os.path.join(os.path.dirname(os.path.normpath(args.runs)), "base")
     with open(os.path.join(base_dir, "config.toml"), "rb") as f:
         base_steps = tomllib.load(f)["train"]["max_steps"]
     base_loss = best_valid_loss(os.path.join(base_dir, "metrics.jsonl"))
@@ -208,8 +212,11 @@ def main():
           "number) whose corpus scores point the claim's way. The p-values are not corrected for the number of claims "
           "tested here: with two seeds and this many tests, a p-value near 0.05 is weak evidence.", ""]
     claims = [(r, CONSTANT, f"{r.upper()} beats writing one hierarchy for every input") for r in recipes if r in runs]
-    claims += [(ENC, o, f"HIBRIDS-ENC beats {o.upper()} (Table 1)") for o in recipes if o in runs and o not in (ENC, DEC)]
-    claims += [(ENC, DEC, "HIBRIDS on the encoder beats it on the decoder (Table 1)")]
+    claims += [(ENC, o, f"HIBRIDS-ENC beats {o.upper()} (Table 1)") for o in recipes
+               if o in runs and o not in (ENC, DEC, BOTH, HIERENC_HIBRIDS)]
+    claims += [(ENC, DEC, "HIBRIDS on the encoder beats it on the decoder (Table 1)"),
+               (HIERENC_HIBRIDS, HIERENC, "HIBRIDS in HIERENC's section layers improves it (Table 5)"),
+               (ENC, BOTH, "HIBRIDS on both sides is worse than on the encoder alone (§7, not in the seed's tables)")]
     constant_scores = {m: [100 * row[m] for row in constant_rows] for m in ("f1", "rougeL")}
     for a, b, text in claims:
         if a not in runs or (b != CONSTANT and b not in runs):
@@ -220,7 +227,7 @@ def main():
             sa = per_example(runs[a], metric)
             sb = constant_scores[metric] if b == CONSTANT else per_example(runs[b], metric)
             diff, (lo, hi), p = paired_bootstrap(sa, sb)
-            seeds_b = 1 if b == CONSTANT else len(runs[b])
+            seeds_b = None if b == CONSTANT else len(runs[b])
             if b == CONSTANT:
                 agree = sum(1 for x in runs[a] if 100 * statistics.mean(row[metric] for row in x["rows"]) >
                             statistics.mean(constant_scores[metric]))
@@ -231,28 +238,19 @@ def main():
                 agree = sum(1 for x, y in pairs if statistics.mean(row[metric] for row in x["rows"]) >
                             statistics.mean(row[metric] for row in y["rows"]))
                 total = len(pairs)
-            if len(runs[a]) < 2 or (b != CONSTANT and seeds_b < 2):
-                verdict = "one seed: no verdict"
-            elif diff > 0 and p < 0.05:
-                verdict = "**holds**"
-            elif diff > 0:
-                verdict = "points its way, not significant"
-            elif p < 0.05:
-                verdict = "**the opposite holds**"
-            else:
-                verdict = "**does not hold** (points the other way, not significant)"
             L.append(f"  - {name}: Δ {diff:+.2f} [{lo:+.2f}, {hi:+.2f}], p = {p:.3f}; seeds agreeing {agree}/{total}: "
-                     f"{verdict}")
+                     f"{verdict(diff, p, len(runs[a]), seeds_b)}")
 
+    if args.figures.split():
+        L += ["", "## Figure 5: the learned biases, on question-summary hierarchies", ""]
+        L += figure_lines(args.out, args.figures.split())
     L += ["", "## What was not run, and why", "",
           "- **Task II (QSGen-ChildQ, Table 2)**: built (`data.qs_task = child_questions`) and tested, not run here: "
           "its targets are the section questions, templates of the headings this corpus puts in the input.",
           "- **SECTOK, LVLSECTOK, TOKBIAS, SECBIAS, HIBRIDS_S-ENC/DEC**, and a third seed: the recipes exist; left "
           "out to fit a session (`RECIPES=\"...\" SEEDS=\"1 2 3\" TASK=qs bench/seed001.sh` adds them; a run is "
           "about 9 minutes on one core).",
-          "- **Table 5** (HIERENC with HIBRIDS in its section layers): not built. HIBRIDS on encoder and decoder "
-          "together (which the seed tried and found worse): not run.",
-          "- **Human evaluation (Table 3)**, beam 4, and GovReport-QS itself (not in Debian): the loader reads its "
+          "- **Human evaluation (Table 3)** and GovReport-QS itself (not in Debian): the loader reads its "
           "JSONL shape (docs/formats.md), the data is not here.", "",
           "## The constant baseline's output", "", "```", constant, "```", "",
           "## Settings", "", "`configs/seed001-qs.toml`, with `train.seed` = each seed and `threads = 1`:", "",
