@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -116,6 +117,43 @@ TEST_F(CliSegment, ScoresEveryCandidateBesideThePeersAndWritesFiles) {
   EXPECT_EQ(first.at("label"), 0);
   const double p = first.at("probability");
   EXPECT_EQ(first.at("prediction"), p > 0.5 ? 1 : 0);
+}
+
+// --tune-on: the threshold is the one that maximises F1 on that set (tuning on the data scored
+// itself, so the tuned row's F1 must equal the tuning F1 and be no worse than the 0.5 argmax's),
+// and each line's tuned_prediction applies it.
+TEST_F(CliSegment, TuneOnChoosesTheThresholdWithTheBestValidationF1) {
+  ASSERT_EQ(trained_.exit_code, 0) << trained_.err;
+  const CliResult result = run("segment --quiet --model " + path("run") + " --data " + path("valid.jsonl") +
+                               " --tune-on " + path("valid.jsonl") + " --json " + path("tuned.json") + " --out " +
+                               path("tuned.jsonl"));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("model, threshold "), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("tuned on " + path("valid.jsonl")), std::string::npos) << result.out;
+  const nlohmann::json report = nlohmann::json::parse(slurp(dir_ / "tuned.json"));
+  const double threshold = report.at("tuned_threshold").at("threshold");
+  const double tuned_f1 = report.at("systems").at("model_tuned").at("f1");
+  EXPECT_DOUBLE_EQ(tuned_f1, report.at("tuned_threshold").at("validation").at("f1").get<double>());
+  EXPECT_GE(tuned_f1, report.at("systems").at("model").at("f1").get<double>());
+  // No other cut over the candidates' probabilities beats it.
+  std::vector<float> probabilities;
+  std::vector<int> labels;
+  std::istringstream lines(slurp(dir_ / "tuned.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json row = nlohmann::json::parse(line);
+    probabilities.push_back(row.at("probability").get<float>());
+    labels.push_back(row.at("label").get<int>());
+    EXPECT_EQ(row.at("tuned_prediction"), row.at("probability").get<float>() >= threshold ? 1 : 0) << line;
+  }
+  for (const float cut : probabilities) {
+    std::size_t predicted = 0, correct = 0, gold = 0;
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      predicted += probabilities[i] >= cut;
+      correct += probabilities[i] >= cut && labels[i] == 1;
+      gold += labels[i];
+    }
+    EXPECT_LE(2.0 * correct / (predicted + gold), tuned_f1 + 1e-12) << cut;
+  }
 }
 
 TEST_F(CliSegment, LimitScoresTheFirstCandidatesOnly) {

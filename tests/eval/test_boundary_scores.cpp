@@ -43,5 +43,46 @@ TEST(BoundaryScores, MismatchedLengthsAndOtherValuesAreErrors) {
   EXPECT_THROW(boundary_scores(two, bad), Error);
 }
 
+TEST(TuneThreshold, PicksTheCutWithTheBestF1OnTheRankedCandidates) {
+  // Ranked: 0.9 (1), 0.8 (0), 0.7 (1), 0.6 (1), 0.3 (0), 0.2 (1). F1 at each cut, 2c/(p+g), g = 4:
+  // 0.9: 2/5; 0.8: 2/6; 0.7: 4/7; 0.6: 6/8; 0.3: 6/9; 0.2: 8/10. Best: 0.2 with 0.8.
+  const std::vector<float> p{0.3f, 0.9f, 0.6f, 0.2f, 0.8f, 0.7f};
+  const std::vector<int> gold{0, 1, 1, 1, 0, 1};
+  TunedThreshold t = tune_threshold(p, gold);
+  EXPECT_FLOAT_EQ(t.threshold, 0.2f);
+  EXPECT_NEAR(t.scores.f1, 0.8, 1e-12);
+  EXPECT_EQ(t.scores.predicted, 6u);
+  // Non-boundaries at the bottom (g = 3): the cut at 0.6 (F1 6/7) wins over predicting
+  // everything (6/10).
+  const std::vector<float> p2{0.3f, 0.9f, 0.6f, 0.05f, 0.8f, 0.7f, 0.01f};
+  const std::vector<int> gold2{0, 1, 1, 0, 0, 1, 0};
+  t = tune_threshold(p2, gold2);
+  EXPECT_FLOAT_EQ(t.threshold, 0.6f);
+  EXPECT_EQ(t.scores.predicted, 4u);
+  EXPECT_EQ(t.scores.correct, 3u);
+  EXPECT_EQ(boundaries_at(p2, t.threshold), (std::vector<int>{0, 1, 1, 0, 1, 1, 0}));
+}
+
+TEST(TuneThreshold, TiedProbabilitiesAreOneCutAndTiesInF1KeepTheHigherThreshold) {
+  // g = 2. The two 0.5s are one cut (3 predicted, 2 correct): F1 4/5, beating 0.9 (2/3) and
+  // 0.1 (4/6).
+  const std::vector<float> p{0.9f, 0.5f, 0.5f, 0.1f};
+  const std::vector<int> gold{1, 1, 0, 0};
+  const TunedThreshold t = tune_threshold(p, gold);
+  EXPECT_FLOAT_EQ(t.threshold, 0.5f);
+  EXPECT_NEAR(t.scores.f1, 0.8, 1e-12);
+  // F1 2/3 at 0.9 and again at 0.6 (4/6): the higher threshold stays.
+  const std::vector<float> q{0.9f, 0.8f, 0.7f, 0.6f};
+  const std::vector<int> ends{1, 0, 0, 1};
+  EXPECT_FLOAT_EQ(tune_threshold(q, ends).threshold, 0.9f);
+}
+
+TEST(TuneThreshold, RefusesEmptyOrMismatchedInput) {
+  const std::vector<float> p{0.5f};
+  const std::vector<int> none, two{0, 1};
+  EXPECT_THROW(tune_threshold(std::span<const float>(), none), Error);
+  EXPECT_THROW(tune_threshold(p, two), Error);
+}
+
 }  // namespace
 }  // namespace strata

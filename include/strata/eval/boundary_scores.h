@@ -4,6 +4,7 @@
 // 0 (no boundary) or 1 (boundary).
 #include <cstddef>
 #include <span>
+#include <vector>
 
 namespace strata {
 
@@ -18,5 +19,21 @@ struct BoundaryScores {
 
 // strata::Error when the spans differ in length or hold a value other than 0 and 1.
 BoundaryScores boundary_scores(std::span<const int> predicted, std::span<const int> gold);
+
+// Candidates whose boundary probability is at least `threshold` predicted 1.
+std::vector<int> boundaries_at(std::span<const float> probabilities, float threshold);
+
+// The threshold that maximises boundary F1 on a labelled (validation) set: among the distinct
+// probabilities, the cut where the most probable candidates first give the best F1 (ties go
+// to the higher threshold, which predicts fewer boundaries), with its scores there. A model
+// whose 0.5 argmax predicts no boundary can still rank them; tuning the threshold on
+// validation data, then applying it to the test set, is how its ranking is read (seed 003
+// segments with a classifier; the threshold is the choice it leaves open). strata::Error on
+// empty or mismatched input.
+struct TunedThreshold {
+  float threshold = 0.5f;
+  BoundaryScores scores;
+};
+TunedThreshold tune_threshold(std::span<const float> probabilities, std::span<const int> gold);
 
 }  // namespace strata
