@@ -25,32 +25,6 @@ std::string relevance_shape_of(const at::Tensor& t) {
   return out + "]";
 }
 
-// While alive: the model in eval mode and the layers recording their weights; both undone on
-// every way out.
-class RelevanceRecordingScope {
- public:
-  RelevanceRecordingScope(torch::nn::Module& model, const std::vector<NamedAttention>& layers)
-      : model_(model), layers_(layers), was_training_(model.is_training()) {
-    model_.eval();
-  }
-  ~RelevanceRecordingScope() {
-    for (const NamedAttention& layer : layers_) layer.module->record_weights(false);
-    model_.train(was_training_);
-  }
-  RelevanceRecordingScope(const RelevanceRecordingScope&) = delete;
-  RelevanceRecordingScope& operator=(const RelevanceRecordingScope&) = delete;
-
-  // Fresh recordings for the next batch, so a layer the batch does not run is noticed.
-  void restart() {
-    for (const NamedAttention& layer : layers_) layer.module->record_weights(true);
-  }
-
- private:
-  torch::nn::Module& model_;
-  const std::vector<NamedAttention>& layers_;
-  bool was_training_;
-};
-
 // Token classes [B, L] int32 of the batch's ids through the table (ids outside it: 0).
 at::Tensor classes_of(const at::Tensor& ids, const at::Tensor& table) {
   if (!table.defined()) return {};
@@ -62,6 +36,20 @@ at::Tensor classes_of(const at::Tensor& ids, const at::Tensor& table) {
 }
 
 }  // namespace
+
+AttentionRecording::AttentionRecording(torch::nn::Module& model, const std::vector<NamedAttention>& layers)
+    : model_(model), layers_(layers), was_training_(model.is_training()) {
+  model_.eval();
+}
+
+AttentionRecording::~AttentionRecording() {
+  for (const NamedAttention& layer : layers_) layer.module->record_weights(false);
+  model_.train(was_training_);
+}
+
+void AttentionRecording::restart() {
+  for (const NamedAttention& layer : layers_) layer.module->record_weights(true);
+}
 
 at::Tensor global_relevance_sums(const at::Tensor& weights, const at::Tensor& predicate, const at::Tensor& lengths) {
   if (weights.dim() != 4 || weights.size(2) != weights.size(3))
@@ -156,7 +144,7 @@ GlobalRelevance global_relevance(torch::nn::Module& model, AnalysisBatchSource& 
   for (auto& row : totals)
     for (const NamedAttention& layer : layers) row.push_back(torch::zeros({layer.module->heads()}, torch::kDouble));
 
-  RelevanceRecordingScope recording(model, layers);
+  AttentionRecording recording(model, layers);
   torch::NoGradGuard no_grad;
   for (const std::vector<std::size_t>& rows : batches) {
     recording.restart();

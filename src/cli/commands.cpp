@@ -34,6 +34,7 @@ void register_all(CLI::App& app) {
   CLI::App* analyze = app.add_subcommand("analyze", "Look inside trained models: biases, head importance, attention patterns");
   analyze->require_subcommand(1);
   register_analyze_biases(*analyze);
+  register_analyze_agreement(*analyze);
   register_analyze_heads(*analyze);
   register_analyze_patterns(*analyze);
   register_analyze_attention(*analyze);

@@ -28,6 +28,7 @@ void register_hf(CLI::App& app);         // strata import hf | export hf | forwa
 void register_analyze_biases(CLI::App& analyze);    // strata analyze biases
 void register_analyze_heads(CLI::App& analyze);     // strata analyze heads
 void register_analyze_patterns(CLI::App& analyze);  // strata analyze patterns
+void register_analyze_agreement(CLI::App& analyze);  // strata analyze agreement
 void register_analyze_attention(CLI::App& analyze);  // strata analyze attention | spectrum
 // `lm` is one group shared by several files.
 void register_lm_train(CLI::App& lm);    // strata lm train

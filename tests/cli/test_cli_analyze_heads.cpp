@@ -57,6 +57,10 @@ class CliAnalyzeHeads : public ::testing::Test {
            "[decode]\nbeam_size = 1\nmax_length = 4\n";
     const CliResult trained = run("train --quiet --config " + path("model.toml") + " --out " + path("model"));
     ASSERT_EQ(trained.exit_code, 0) << trained.err;
+    // The same system with another seed, for `analyze agreement`.
+    const CliResult other = run("train --quiet --config " + path("model.toml") + " --out " + path("model2") +
+                                " train.seed=2");
+    ASSERT_EQ(other.exit_code, 0) << other.err;
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
 
@@ -181,6 +185,34 @@ TEST_F(CliAnalyzeHeads, PatternsFindTheInjectedHeads) {
   EXPECT_NE(slurp(out / "intra_sentence.svg").find("Global relevance of intra_sentence"), std::string::npos);
   EXPECT_NE(r.out.find("3-sigma"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("top heads of intra_sentence: encoder.layers."), std::string::npos) << r.out;
+}
+
+// Two seeds of the same system: the fixed previous-token head (head 1 of every encoder layer)
+// attends identically in both, the learned intra-sentence head does not; a model against
+// itself agrees exactly.
+TEST_F(CliAnalyzeHeads, AgreementIsZeroForFixedHeadsAndForAModelAgainstItself) {
+  const CliResult r = run("analyze agreement --quiet --model " + path("model") + " --model " + path("model2") +
+                          " --model " + path("model") + " --data " + path("valid.jsonl") + " --out " +
+                          path("agreement"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("mean over 3 pairs:"), std::string::npos) << r.out;
+  const json report = json::parse(slurp(dir_ / "agreement" / "agreement.json"));
+  EXPECT_EQ(report["layers"], json({"encoder.layers.0.self_attn", "encoder.layers.1.self_attn"}));
+  EXPECT_EQ(report["examples"], 4);
+  ASSERT_EQ(report["pairs"].size(), 3u);
+  for (const json& pair : report["pairs"]) {
+    const bool same = pair["a"] == pair["b"];
+    for (const json& row : pair["matrix"]) {
+      ASSERT_EQ(row.size(), 2u);
+      EXPECT_LT(row[0].get<double>(), 1e-6) << pair;  // previous_token: fixed, the same in every model
+      if (same) EXPECT_LT(row[1].get<double>(), 1e-9) << pair;
+      else EXPECT_GT(row[1].get<double>(), 1e-6) << pair;
+      EXPECT_LE(row[1].get<double>(), std::log(2.0));
+    }
+  }
+  const CliResult one = run("analyze agreement --model " + path("model") + " --data " + path("valid.jsonl"));
+  EXPECT_NE(one.exit_code, 0);
+  EXPECT_NE(one.err.find("two or more models, 1 given"), std::string::npos) << one.err;
 }
 
 TEST_F(CliAnalyzeHeads, PatternsRejectUnknownNamesAndBadDefinitions) {

@@ -77,6 +77,23 @@ struct GlobalRelevance {
 // The 3-sigma summary of a GR matrix: fills mean, std, kept and the `top` largest heads.
 void summarize_relevance(PatternRelevance& relevance, std::size_t top);
 
+// While alive: the model in eval mode and the layers recording their weights; both undone on
+// every way out (the analyses of attention weights hold one around their batches).
+class AttentionRecording {
+ public:
+  AttentionRecording(torch::nn::Module& model, const std::vector<NamedAttention>& layers);
+  ~AttentionRecording();
+  AttentionRecording(const AttentionRecording&) = delete;
+  AttentionRecording& operator=(const AttentionRecording&) = delete;
+  // Fresh recordings for the next batch, so a layer the batch does not run is noticed.
+  void restart();
+
+ private:
+  torch::nn::Module& model_;
+  const std::vector<NamedAttention>& layers_;
+  bool was_training_;
+};
+
 // The encoder's self-attention modules of a seq2seq or encoder model (`encoder.layers.N.
 // self_attn`), in layer order; strata::Error when it has none (a causal LM).
 std::vector<NamedAttention> encoder_self_attention(torch::nn::Module& model);
