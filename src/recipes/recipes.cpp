@@ -71,15 +71,22 @@ std::vector<Recipe> seed003_recipes() {
        task(kExtractive, {"model.pal_size=256", "model.pal_heads=4", R"(train.train_only=["*.pal.*", "classifier.*"])",
                           inject(kSummaryPatterns), "model.inject_into=pal"}), {kInjection}},
   };
-  // Table 2's ablation: every combination of matching (m), intra-sentence (i) and positional
-  // (p = previous and next token), one head per pattern.
+  // Table 2's ablation (Table 7's for segmentation, intra-context in place of intra-sentence):
+  // every combination of matching (m), intra (i) and positional (p = previous and next token),
+  // one head per pattern.
   const std::pair<const char*, const char*> combos[] = {
       {"m", "matching_token"}, {"i", "intra_sentence"}, {"p", "previous_token,next_token"},
       {"mi", "matching_token,intra_sentence"}, {"mp", "matching_token,previous_token,next_token"},
       {"ip", "intra_sentence,previous_token,next_token"}};
-  for (const auto& [tag, patterns] : combos)
+  for (const auto& [tag, patterns] : combos) {
     out.push_back({std::string("extractive-") + tag, "003 Table 2", std::string("extractive + only ") + patterns,
                    task(kExtractive, {inject(patterns)}), {kInjection}});
+    std::string context = patterns;
+    if (const auto at = context.find("intra_sentence"); at != std::string::npos)
+      context.replace(at, std::string("intra_sentence").size(), "intra_context");
+    out.push_back({std::string("segmentation-") + tag, "003 Table 7", std::string("segmentation + only ") + context,
+                   task(kSegmentation, {inject(context)}), {kInjection}});
+  }
   return out;
 }
 

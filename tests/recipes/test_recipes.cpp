@@ -73,6 +73,12 @@ TEST(Recipes, Seed003SystemsInjectWhatTheirNamesSay) {
   EXPECT_EQ(positional[0].fixed, FixedPattern::PreviousToken);
   EXPECT_EQ(positional[1].fixed, FixedPattern::NextToken);
   EXPECT_EQ(positional[2], attn::HeadSpec{});
+  // Table 7: segmentation's ablation reads the context, not the sentence.
+  const std::vector<attn::HeadSpec> intra = heads_of("segmentation-mi");
+  EXPECT_EQ(intra[0].mask.kind, MaskKind::MatchingToken);
+  EXPECT_EQ(intra[1].mask.kind, MaskKind::SameSegment);
+  EXPECT_EQ(intra[2], attn::HeadSpec{});
+  EXPECT_EQ(model_of(find_recipe("segmentation-p")).head, model_of(find_recipe("segmentation")).head);
   const models::ModelConfig pal = model_of(find_recipe("pal-patterns"));
   EXPECT_TRUE(pal.encoder_attention.empty());
   ASSERT_EQ(pal.pal_attention.size(), 1u);
