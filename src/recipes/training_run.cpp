@@ -98,7 +98,8 @@ train::TrainResult run_training(const Config& run_config, const RunRequest& requ
       architecture.build(m), {config, m, *tokenizer, data.train, data.valid, quiet});
   const std::string base = config.get<std::string>("train.base_model");
   if (!base.empty() && !request.resume) {  // a resumed run's checkpoint holds the weights already
-    const std::string loaded = train::describe(train::load_base_weights(task->model(), m, base, architecture.base_architectures));
+    const std::string loaded = train::describe(train::load_base_weights(
+        task->model(), m, base, architecture.base_architectures, config.get<std::vector<std::string>>("train.base_exclude")));
     if (lead) std::printf("%s\n", loaded.c_str());
   }
   std::vector<std::string> train_only = options.train_only;

@@ -12,6 +12,7 @@
 
 #include "strata/core/error.h"
 #include "strata/core/files.h"
+#include "strata/core/strings.h"
 #include "strata/nn/safetensors_torch.h"
 #include "strata/train/checkpoint.h"
 
@@ -70,7 +71,8 @@ void check_same_shape(const Json& base, const models::ModelConfig& config, const
 }  // namespace
 
 BaseLoadReport load_base_weights(torch::nn::Module& model, const models::ModelConfig& config,
-                                 const fs::path& base, const std::vector<std::string>& other_architectures) {
+                                 const fs::path& base, const std::vector<std::string>& other_architectures,
+                                 const std::vector<std::string>& exclude) {
   BaseLoadReport report;
   report.checkpoint = resolve_checkpoint(base);
   check_same_shape(base_model_config(report.checkpoint / "config.json"), config, report.checkpoint / "config.json",
@@ -80,8 +82,15 @@ BaseLoadReport load_base_weights(torch::nn::Module& model, const models::ModelCo
 
   const NamedTensors targets = module_tensors(model);
   std::set<std::string> model_names;
+  const auto excluded = [&](const std::string& name) {
+    return std::any_of(exclude.begin(), exclude.end(), [&](const std::string& glob) { return glob_match(glob, name); });
+  };
   for (const auto& [name, target] : targets) {
     model_names.insert(name);
+    if (excluded(name)) {
+      report.excluded.push_back(name);
+      continue;
+    }
     const auto found = weights.find(name);
     if (found == weights.end()) {
       report.missing.push_back(name);
@@ -97,7 +106,7 @@ BaseLoadReport load_base_weights(torch::nn::Module& model, const models::ModelCo
 
   torch::NoGradGuard no_grad;
   for (const auto& [name, target] : targets)
-    if (const auto found = weights.find(name); found != weights.end()) target.copy_(found->second);
+    if (const auto found = weights.find(name); found != weights.end() && !excluded(name)) target.copy_(found->second);
   return report;
 }
 
@@ -105,6 +114,8 @@ std::string describe(const BaseLoadReport& report) {
   std::string out = fmt::format("loaded {} tensors from {}", report.loaded.size(), report.checkpoint.string());
   out.append(fmt::format("; {} new (not in the base)", report.missing.size()));
   if (!report.missing.empty()) out.append(": ").append(name_list(report.missing));
+  if (!report.excluded.empty())
+    out.append(fmt::format("; {} left out (train.base_exclude): {}", report.excluded.size(), name_list(report.excluded)));
   out.append(fmt::format("; {} unused", report.unused.size()));
   if (!report.unused.empty()) out.append(": ").append(name_list(report.unused));
   return out;

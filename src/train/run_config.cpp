@@ -134,6 +134,9 @@ ConfigSchema run_schema() {
   s.add("train.base_model", std::string(),
         "a trained run or checkpoint whose weights start this model (same architecture and sizes; tensors the base "
         "lacks, such as PALs, keep their initialisation); `strata train --base` sets it");
+  s.add("train.base_exclude", std::vector<std::string>(),
+        "glob patterns of parameter names not taken from train.base_model (they keep their initialisation): a new "
+        "head over a base trained for another task, e.g. [\"classifier.*\"] over a masked-LM encoder");
   s.add("train.train_only", std::vector<std::string>(),
         "glob patterns of the only parameter names that train (every other parameter is frozen); empty = all");
   s.add("train.threads", t.threads, "CPU threads; 0 = every core");

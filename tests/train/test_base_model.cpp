@@ -129,6 +129,31 @@ TEST_F(BaseModelTest, AnotherShapeIsAnErrorAndNothingIsCopied) {
   EXPECT_TRUE(torch::equal(model.embed_tokens->weight, before));
 }
 
+// train.base_exclude: a name left out is neither copied nor checked for shape; the rest load.
+TEST_F(BaseModelTest, ExcludedNamesKeepTheirInitialisationWhateverTheirShape) {
+  models::ModelConfig wide = tiny_config();
+  wide.d_ff = 64;
+  torch::manual_seed(2);
+  const TinyEncoder base(wide, 0);
+  save(base, wide, 1);
+  const models::ModelConfig config = tiny_config();
+  TinyEncoder model(config, 0);
+  const at::Tensor fc1 = model.named_parameters()["encoder.layers.0.fc1.weight"].clone();
+  // d_ff shapes fc1 (weight and bias) and fc2's weight; fc2's bias keeps its shape and loads.
+  const BaseLoadReport report =
+      load_base_weights(model, config, run_, {}, {"encoder.layers.*.fc1.*", "encoder.layers.*.fc2.weight"});
+  EXPECT_EQ(report.excluded, (std::vector<std::string>{"encoder.layers.0.fc1.weight", "encoder.layers.0.fc1.bias",
+                                                       "encoder.layers.0.fc2.weight", "encoder.layers.1.fc1.weight",
+                                                       "encoder.layers.1.fc1.bias", "encoder.layers.1.fc2.weight"}));
+  EXPECT_TRUE(std::find(report.loaded.begin(), report.loaded.end(), "encoder.layers.0.fc2.bias") != report.loaded.end());
+  EXPECT_TRUE(report.unused.empty());
+  const auto loaded = model.named_parameters();
+  EXPECT_TRUE(torch::equal(loaded["encoder.layers.0.fc1.weight"], fc1));
+  EXPECT_TRUE(torch::equal(loaded["embed_tokens.weight"], base.named_parameters()["embed_tokens.weight"]));
+  EXPECT_NE(describe(report).find("6 left out (train.base_exclude): encoder.layers.0.fc1.weight"), std::string::npos)
+      << describe(report);
+}
+
 TEST_F(BaseModelTest, TheBaseMustHaveTheSameArchitectureAndSizes) {
   const models::ModelConfig base_config = tiny_config();
   save(TinyEncoder(base_config, 0), base_config, 1);
