@@ -244,15 +244,26 @@ at::Tensor Seq2SeqImpl::section_relation_loss(const EncoderOutput& encoded, cons
   const at::Tensor real = real_tokens(encoded.padding, batch, encoded.hidden.size(1)).slice(1, 0, length);
   const SectionStates pooled =
       pool_sections(encoded.hidden.slice(1, 0, length), real, layout.section.expand({batch, -1}), sections);
-  const at::Tensor x = pooled.hidden.unsqueeze(2).expand({batch, sections, sections, -1}).contiguous();
-  const at::Tensor y = pooled.hidden.unsqueeze(1).expand({batch, sections, sections, -1}).contiguous();
-  const at::Tensor scores = relation_classifier(x, y);  // [B, S, S, relations]
+  // Only the P sections with tokens take part: a long document's tree has far more sections
+  // than its truncated source reaches, and S × S pairs of d-vectors would not fit. Each row's
+  // present sections first (stable), padded with absent ones that the mask drops.
+  const at::Tensor order = pooled.present.to(torch::kInt).argsort(/*stable=*/true, 1, /*descending=*/true);
+  const std::int64_t kept = std::max<std::int64_t>(1, pooled.present.sum(1).max().item<std::int64_t>());
+  const at::Tensor index = order.narrow(1, 0, kept);                                        // [B, P]
+  const at::Tensor present = pooled.present.gather(1, index);
+  const at::Tensor x = pooled.hidden.gather(1, index.unsqueeze(-1).expand({batch, kept, pooled.hidden.size(2)}));
+  // The bilinear classifier x_i^T W_r x_j + b_r for every pair, without [B, P, P, d] copies.
+  const at::Tensor scores = torch::einsum("bpd,rde,bqe->bpqr", {x, relation_classifier->weight, x}) +
+                            relation_classifier->bias;  // [B, P, P, relations]
   const attn::Relation selected{.kind = attn::RelationKind::HibridsSelected};
-  const at::Tensor labels =
+  const at::Tensor all_labels =
       attn::section_relation_ids(selected, layout.path_len, layout.lvl_diff, layout.section_depth).to(torch::kLong);
-  const at::Tensor pairs = pooled.present.unsqueeze(2).logical_and(pooled.present.unsqueeze(1));
+  const at::Tensor labels = all_labels.expand({batch, sections, sections})
+                                .gather(1, index.unsqueeze(2).expand({batch, kept, sections}))
+                                .gather(2, index.unsqueeze(1).expand({batch, kept, kept}));
+  const at::Tensor pairs = present.unsqueeze(2).logical_and(present.unsqueeze(1));
   const at::Tensor losses = torch::nn::functional::cross_entropy(
-      scores.view({-1, attn::kSelectedRelations}), labels.reshape({-1}),
+      scores.reshape({-1, attn::kSelectedRelations}), labels.reshape({-1}),
       torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
   const at::Tensor mask = pairs.reshape({-1}).to(losses.scalar_type());
   return (losses * mask).sum() / mask.sum().clamp_min(1);
