@@ -86,11 +86,26 @@ def paired_bootstrap(a, b, resamples=2000, seed=7):
     return observed, (means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]), p
 
 
+def bootstrap_statistic(n, difference, resamples=2000, seed=7):
+    """Paired bootstrap of a statistic that is not a mean over units (a corpus F1 from summed
+    counts): difference(indices) is system a's statistic minus b's over the units at those
+    indices (repeats allowed). The observed difference, its 95 % percentile interval and the
+    two-sided p-value, computed as paired_bootstrap computes them."""
+    observed = difference(list(range(n)))
+    rng = random.Random(seed)
+    values = sorted(difference([rng.randrange(n) for _ in range(n)]) for _ in range(resamples))
+    other_side = sum(1 for v in values if (v <= 0 if observed > 0 else v >= 0))
+    p = min(1.0, 2 * (other_side + 1) / (resamples + 1))
+    return observed, (values[int(0.025 * resamples)], values[int(0.975 * resamples) - 1]), p
+
+
 def verdict(diff, p, seeds_a, seeds_b=None):
     """A seed's claim "a beats b" from a paired bootstrap's mean difference and p-value; seeds_b
     None for a baseline without seeds (lead, a constant output). One seed takes no verdict."""
     if seeds_a < 2 or (seeds_b is not None and seeds_b < 2):
         return "one seed: no verdict"
+    if diff == 0:
+        return "**does not hold** (no difference)"
     if diff > 0:
         return "**holds**" if p < 0.05 else "points its way, not significant"
     return "**the opposite holds**" if p < 0.05 else "**does not hold** (points the other way, not significant)"

@@ -23,7 +23,7 @@ if [[ $task == qs ]]; then
   # Two seeds: each run is about 9 minutes on one core, against 3 for the summary task.
   seeds=${SEEDS:-"1 2"}
   report=${REPORT:-docs/results/seed001-qs.md}
-  recipes=${RECIPES:-"longformer sectok lvlsectok tokbias secbias hierenc multitask hibrids-enc hibrids-s-enc hibrids-dec hierenc-hibrids hibrids-enc-dec"}
+  recipes=${RECIPES:-"longformer hierenc multitask hibrids-enc hibrids-dec hierenc-hibrids hibrids-enc-dec"}
   config=configs/seed001-qs.toml
   runs="$out/runs-qs"
   data="$out/qs"

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Seed 003 (patterns) in miniature, Tables 1 and 2: small encoders trained from scratch for
-# extractive summarisation of man pages and for topic segmentation of man pages (boundaries =
-# section breaks), vanilla against patterns injected in 4 of 8 and 8 of 8 heads (and 4 / 12 of
-# 12), the ablation over pattern combinations, 3 seeds each; then docs/results/seed003.md.
+# Seed 003 (patterns) in miniature: small encoders trained from scratch for extractive
+# summarisation of man pages and for topic segmentation of man pages (boundaries = section
+# breaks), vanilla against patterns injected in 4 of 8 and 8 of 8 heads (4, 8 and 12 of 12),
+# the ablations over pattern combinations for both tasks (Tables 2 and 7), and the PAL study
+# (Tables 3 and 6) on a masked-LM-pretrained encoder; 3 seeds each. Every extractive run is
+# scored on its top sentence, and on its top 3 without and with trigram blocking (Tables 4-6);
+# every segmentation run at 0.5 and at a threshold tuned on validation. Then the pipeline's analyses (head importance, pattern
+# relevance, top-3 heads, attention agreement across seeds) and docs/results/seed003.md.
 # Resumable: a run with scores is not trained again.
 #
 # Usage: bench/seed003.sh [BUILD_DIR] [OUT_DIR]
 #   SEEDS="1 2 3"   seeds per system       JOBS=2        runs side by side (one thread each)
 #   SYSTEMS="..."   system names (default all, see below)   REPORT=docs/results/seed003.md
+#   PRETRAIN_STEPS=3000  masked-LM steps of the PAL study's encoder
 #   EXTRA="k=v ..." more overrides for every run (e.g. a shorter train.max_steps for a smoke test)
 set -euo pipefail
 build=${1:-build}
@@ -18,6 +23,8 @@ jobs=${JOBS:-2}
 report=${REPORT:-docs/results/seed003.md}
 config=configs/seed003.toml
 wide="model.heads=12 model.d_model=96"
+# The PAL study starts from the masked-LM encoder; its head is new.
+bert="--base $out/bert train.base_exclude=[\"classifier.*\"]"
 
 # system|recipe|overrides: every system of the experiment.
 all_systems="
@@ -32,16 +39,37 @@ ext-6x8-mp|extractive-mp|
 ext-6x8-ip|extractive-ip|
 ext-6x12|extractive|$wide
 ext-6x12-p4|extractive-patterns|$wide
+ext-6x12-p8|extractive-patterns|$wide model.inject_heads=8
 ext-6x12-p12|extractive-patterns-all|$wide
 seg-6x8|segmentation|
 seg-6x8-p4|segmentation-patterns|
 seg-6x8-p8|segmentation-patterns-all|
+seg-6x8-m|segmentation-m|
+seg-6x8-i|segmentation-i|
+seg-6x8-p|segmentation-p|
+seg-6x8-mi|segmentation-mi|
+seg-6x8-mp|segmentation-mp|
+seg-6x8-ip|segmentation-ip|
+bert-ext|extractive|$bert
+bert-pal|pal|$bert
+bert-pal-p|pal-patterns|$bert
 "
 systems=${SYSTEMS:-$(echo "$all_systems" | cut -d'|' -f1 | xargs)}
 mkdir -p "$out/runs"
 started=$(date +%s)
 
 source bench/corpus_and_tokenizer.sh
+if [[ ! -f "$out/bert/done" ]] && echo " $systems " | grep -q " bert-"; then
+  echo "== masked-LM pretraining of the PAL study's encoder (${PRETRAIN_STEPS:-3000} steps, 2 threads)"
+  rm -rf "$out/bert"
+  steps=${PRETRAIN_STEPS:-3000}
+  t0=$(date +%s)
+  "$strata" pretrain --config "$config" --out "$out/bert" --quiet model.head=token data.tokenizer="$out/tokenizer" \
+    data.train="$out/corpus/train.jsonl" data.valid="$out/corpus/validation.jsonl" train.max_steps="$steps" \
+    train.warmup_steps=$((steps / 10)) train.eval_every=$((steps / 4)) train.metric=valid_loss train.threads=2 \
+    ${EXTRA:-} > "$out/bert.log" 2>&1 || { echo "FAILED: pretraining (see $out/bert.log)"; exit 1; }
+  echo "$(( $(date +%s) - t0 ))" > "$out/bert/done"
+fi
 
 # One system and seed: train, then score the test split; result.json holds what the report reads.
 run_one() {
@@ -52,18 +80,36 @@ run_one() {
   overrides=$(echo "$line" | cut -d'|' -f3)
   if [[ -f "$dir/result.json" ]]; then return 0; fi
   rm -rf "$dir" && mkdir -p "$dir"
-  local t0 t1 t2 task
+  local t0 t1 t2
   t0=$(date +%s%N)
+  set -f  # the overrides hold globs (train.base_exclude) for strata, not for the shell
   # shellcheck disable=SC2086
   OMP_NUM_THREADS=1 "$strata" train --config "$config" --recipe "$recipe" --out "$dir/run" --quiet \
     train.seed="$seed" data.train="$out/corpus/train.jsonl" data.valid="$out/corpus/validation.jsonl" \
     data.tokenizer="$out/tokenizer" $overrides ${EXTRA:-} > "$dir/train.log" 2>&1 ||
     { echo "FAILED: $system seed $seed (see $dir/train.log)"; return 1; }
   t1=$(date +%s%N)
-  task=extract
-  [[ $recipe == segmentation* ]] && task=segment
-  OMP_NUM_THREADS=1 "$strata" "$task" --model "$dir/run" --data "$out/corpus/test.jsonl" --json "$dir/test.json" \
-    --quiet > "$dir/eval.log" 2>&1 || { echo "FAILED: $task $system seed $seed (see $dir/eval.log)"; return 1; }
+  if [[ $recipe == segmentation* ]]; then
+    # At 0.5 and at the threshold that maximises validation F1; one line per candidate.
+    OMP_NUM_THREADS=1 "$strata" segment --model "$dir/run" --data "$out/corpus/test.jsonl" --json "$dir/test.json" \
+      --tune-on "$out/corpus/validation.jsonl" --out "$dir/candidates.jsonl" --quiet > "$dir/eval.log" 2>&1 ||
+      { echo "FAILED: segment $system seed $seed (see $dir/eval.log)"; return 1; }
+  else
+    # The top sentence (the reference is one line), then the top 3 without and with trigram
+    # blocking (Tables 4-6: blocking cannot change a one-sentence extract); per-document ROUGE
+    # of each for the paired bootstraps.
+    local setting tag
+    for setting in "top1 --top-k 1 --no-trigram-blocking" "top3 --top-k 3 --no-trigram-blocking" \
+                   "top3-trigram --top-k 3 --trigram-blocking"; do
+      tag=${setting%% *}
+      # shellcheck disable=SC2086
+      OMP_NUM_THREADS=1 "$strata" extract --model "$dir/run" --data "$out/corpus/test.jsonl" ${setting#* } \
+        --json "$dir/test-$tag.json" --out "$dir/extracts-$tag.jsonl" --quiet > "$dir/eval-$tag.log" 2>&1 ||
+        { echo "FAILED: extract $system seed $seed (see $dir/eval-$tag.log)"; return 1; }
+      "$strata" eval rouge --pairs "$dir/extracts-$tag.jsonl" --stem --per-example "$dir/rouge-$tag.jsonl" > /dev/null ||
+        { echo "FAILED: rouge $system seed $seed"; return 1; }
+    done
+  fi
   t2=$(date +%s%N)
   local params rho
   params=$(grep -o 'all params: [0-9,]*' "$dir/train.log" | tr -dc '0-9')
@@ -81,20 +127,37 @@ echo "== $total runs, $jobs at a time (one thread each)"
 for seed in $seeds; do for system in $systems; do echo "$system $seed"; done; done |
   xargs -P "$jobs" -n 2 bash -c 'run_one "$@"' _
 
-# The pipeline of §3.1 on seed 1's models: head importance of vanilla and patterned models,
-# and the global relevance of the patterns in the vanilla ones; the report reads the JSON.
+# The pipeline of §3.1 on seed 1's models: head importance of vanilla and patterned models
+# (and of the PAL models' PAL heads, Fig. 4), the global relevance of every pattern in the
+# vanilla ones, and how much the vanilla models' attention agrees across seeds (§3.1.2's JSD);
+# the report reads the JSON.
 analyze() {
-  local kind=$1 run=$2 dir="$out/analysis/$1-$2"
+  local kind=$1 name=$2 dir="$out/analysis/$1-$2"
   shift 2
-  [[ -f "$out/runs/$run/result.json" && ! -f "$dir/done" ]] || return 0
-  OMP_NUM_THREADS=2 "$strata" analyze "$kind" --model "$out/runs/$run/run" --data "$out/corpus/validation.jsonl" \
-    --out "$dir" --quiet "$@" > "$dir.log" 2>&1 && touch "$dir/done" || echo "FAILED: analyze $kind $run (see $dir.log)"
+  [[ ! -f "$dir/done" ]] || return 0
+  OMP_NUM_THREADS=2 "$strata" analyze "$kind" --data "$out/corpus/validation.jsonl" --out "$dir" --quiet "$@" \
+    > "$dir.log" 2>&1 && touch "$dir/done" || echo "FAILED: analyze $kind $name (see $dir.log)"
 }
+finished() { [[ -f "$out/runs/$1/result.json" ]]; }
 mkdir -p "$out/analysis"
-for run in ext-6x8-s1 ext-6x8-p4-s1 seg-6x8-s1 seg-6x8-p4-s1; do analyze heads "$run"; done
+for run in ext-6x8-s1 ext-6x8-p4-s1 seg-6x8-s1 seg-6x8-p4-s1; do
+  if finished "$run"; then analyze heads "$run" --model "$out/runs/$run/run"; fi
+done
+# Fig. 4 compares the PAL heads' importance across two models: unnormalised.
+for run in bert-pal-s1 bert-pal-p-s1; do
+  if finished "$run"; then analyze heads "$run" --model "$out/runs/$run/run" --normalize none; fi
+done
 all_patterns=matching_token,intra_sentence,intra_context,previous_token,next_token,special_token,punctuation
-for run in ext-6x8-s1 seg-6x8-s1; do analyze patterns "$run" --patterns "$all_patterns"; done
+for run in ext-6x8-s1 seg-6x8-s1; do
+  if finished "$run"; then analyze patterns "$run" --model "$out/runs/$run/run" --patterns "$all_patterns"; fi
+done
+for system in ext-6x8 seg-6x8; do
+  models=()
+  for seed in $seeds; do if finished "$system-s$seed"; then models+=(--model "$out/runs/$system-s$seed/run"); fi; done
+  if (( ${#models[@]} >= 4 )); then analyze agreement "$system" "${models[@]}"; fi
+done
 
 python3 bench/seed003_report.py --runs "$out/runs" --analysis "$out/analysis" --config "$config" \
-  --systems "$systems" --strata "$strata" --minutes "$(( ($(date +%s) - started) / 60 ))" --out "$report"
+  --systems "$systems" --strata "$strata" --bert "$out/bert" --minutes "$(( ($(date +%s) - started) / 60 ))" \
+  --out "$report"
 echo "== wrote $report"
