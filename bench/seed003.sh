@@ -23,8 +23,9 @@ jobs=${JOBS:-2}
 report=${REPORT:-docs/results/seed003.md}
 config=configs/seed003.toml
 wide="model.heads=12 model.d_model=96"
-# The PAL study starts from the masked-LM encoder; its head is new.
-bert="--base $out/bert train.base_exclude=[\"classifier.*\"]"
+# The PAL study starts from the masked-LM encoder (its head is new) and, as the seed's PALs
+# are added "along with the parameters of the original model", trains all of it.
+bert="--base $out/bert train.base_exclude=[\"classifier.*\"] train.train_only=[]"
 
 # system|recipe|overrides: every system of the experiment.
 all_systems="

@@ -127,6 +127,7 @@ nlohmann::ordered_json to_json(const EncoderSpectrum& spectrum) {
   nlohmann::ordered_json out;
   out["prefix_length"] = spectrum.prefix_length;
   out["examples"] = spectrum.examples;
+  out["per_head"] = spectrum.per_head;
   out["split"] = spectrum.split;
   out["layers"] = nlohmann::ordered_json::array();
   for (const SpectrumCurve& curve : spectrum.layers)

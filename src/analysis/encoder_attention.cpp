@@ -73,7 +73,8 @@ void visit_encoder_attention(models::Seq2SeqImpl& model, std::span<const Seq2Seq
       map.example = e;
       map.layer = l;
       map.prefix_length = recorded.size(3) - tokens;
-      map.weights = recorded[0].mean(0).to(torch::kCPU, torch::kFloat).contiguous();
+      map.head_weights = recorded[0].to(torch::kCPU, torch::kFloat).contiguous();
+      map.weights = map.head_weights.mean(0);
       visit(map);
     }
     if (progress) progress->add();

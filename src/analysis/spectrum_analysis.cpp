@@ -34,7 +34,12 @@ EncoderSpectrum spectrum_of(const std::string& path, const SpectrumAnalysisOptio
   visit_encoder_attention(*model, examples, [&](const AttentionMap& map) {
     if (map.prefix_length > 0) {
       any_prefix = true;
-      curves[map.layer].push_back(prefix_spectrum(map.weights, map.prefix_length));
+      if (options.per_head) {
+        for (std::int64_t h = 0; h < map.head_weights.size(0); ++h)
+          curves[map.layer].push_back(prefix_spectrum(map.head_weights[h], map.prefix_length));
+      } else {
+        curves[map.layer].push_back(prefix_spectrum(map.weights, map.prefix_length));
+      }
     }
     // The first example tells: stop there rather than after all of them.
     if (map.example == 0 && map.layer + 1 == layer_count && !any_prefix)
@@ -42,7 +47,10 @@ EncoderSpectrum spectrum_of(const std::string& path, const SpectrumAnalysisOptio
                          "prefix keys (a model trained with model.prefix_length > 0)");
   }, &progress);
   progress.finish();
-  return summarize_spectrum(curves, lower_split(m));
+  EncoderSpectrum spectrum = summarize_spectrum(curves, lower_split(m));
+  spectrum.examples = examples.size();  // not the curves: per head there are H an example
+  spectrum.per_head = options.per_head;
+  return spectrum;
 }
 
 // Two line charts side by side in one SVG: each chart (a standalone "<svg ...>" document of
@@ -112,7 +120,8 @@ void run_spectrum_analysis(const SpectrumAnalysisOptions& options) {
     fmt::print("{:<{}} {:>4} {:>8} {} {}\n", labels[i], width, spectra[i].prefix_length, spectra[i].examples,
                half_cells(spectra[i].lower), half_cells(spectra[i].upper));
   fmt::print("area: mean of the normalised cumulative curve (1: all in the largest singular value); k@0.9: the "
-             "singular values needed for 90%\n");
+             "singular values needed for 90%; curves of {}\n",
+             options.per_head ? "each head's own map, averaged over heads" : "the head-averaged map");
   fmt::print("wrote {}: spectrum.json, spectrum.svg\n", out.string());
 }
 

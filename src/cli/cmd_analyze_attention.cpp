@@ -52,6 +52,8 @@ void register_analyze_attention(CLI::App& analyze) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
       ->capture_default_str();
   spectrum->add_option("--out", s->out, "output directory (default: FIRST_MODEL/spectrum)");
+  spectrum->add_flag("--per-head", s->per_head,
+                     "a curve for each head's own map, averaged over heads, instead of the head-averaged map's");
   spectrum->add_flag("--quiet", s->quiet, "no progress output");
   on_run(spectrum, [s] { analysis::run_spectrum_analysis(*s); });
 }

@@ -13,7 +13,8 @@ at::Tensor hibrids_decoder_bias(const at::Tensor& alignment, const attn::TokenLa
     throw Error("HIBRIDS-DEC needs the source layout's section ids and section tree");
   const std::int64_t batch = alignment.size(0), heads = alignment.size(1), steps = alignment.size(2),
                      length = alignment.size(3);
-  if (m.section.size(0) != batch || m.section.size(1) != length)
+  // A layout of one item is shared by every row (beam search over one document).
+  if ((m.section.size(0) != batch && m.section.size(0) != 1) || m.section.size(1) != length)
     throw Error("HIBRIDS-DEC: source layout [" + std::to_string(m.section.size(0)) + ", " +
                 std::to_string(m.section.size(1)) + "] does not match the cross-attention's [" +
                 std::to_string(batch) + ", " + std::to_string(length) + "]");
@@ -22,7 +23,8 @@ at::Tensor hibrids_decoder_bias(const at::Tensor& alignment, const attn::TokenLa
                              .to(alignment.device());  // [B or 1, S, S]
   const std::int64_t sections = ids.size(1);
   const at::Tensor section = m.section.to(alignment.device(), torch::kInt64)
-                                 .view({batch, 1, 1, length})
+                                 .expand({batch, length})
+                                 .reshape({batch, 1, 1, length})
                                  .expand({batch, heads, steps, length});
   // A[b, h, t, s]: the alignment mass on each section.
   const at::Tensor per_section =

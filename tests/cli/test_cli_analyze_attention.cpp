@@ -197,6 +197,28 @@ TEST_F(CliAnalyzeAttention, SpectrumComparesModels) {
   EXPECT_NE(r.out.find("Tuned"), std::string::npos) << r.out;
 }
 
+// --per-head: each head's own map gives a curve; the same examples, another (valid) curve.
+TEST_F(CliAnalyzeAttention, SpectrumPerHeadAveragesEachHeadsCurve) {
+  const std::string common = "analyze spectrum --quiet --model " + path("prefixed") + " --data " + path("valid.jsonl") +
+                             " --examples 3 --out ";
+  const CliResult averaged = run(common + path("spectrum_mean"));
+  const CliResult heads = run(common + path("spectrum_heads") + " --per-head");
+  ASSERT_EQ(averaged.exit_code, 0) << averaged.err;
+  ASSERT_EQ(heads.exit_code, 0) << heads.err;
+  const json mean = json::parse(slurp(dir_ / "spectrum_mean" / "spectrum.json"))["models"][0];
+  const json per_head = json::parse(slurp(dir_ / "spectrum_heads" / "spectrum.json"))["models"][0];
+  EXPECT_EQ(mean["per_head"], false);
+  EXPECT_EQ(per_head["per_head"], true);
+  EXPECT_EQ(per_head["examples"], 3);  // examples, not curves
+  expect_spectrum(per_head, 4);
+  double largest = 0;
+  for (std::size_t k = 0; k < 4; ++k)
+    largest = std::max(largest, std::abs(per_head["lower"]["curve"][k].get<double>() -
+                                         mean["lower"]["curve"][k].get<double>()));
+  EXPECT_GT(largest, 1e-6);
+  EXPECT_NE(heads.out.find("each head's own map"), std::string::npos) << heads.out;
+}
+
 TEST_F(CliAnalyzeAttention, SpectrumOfAModelWithoutPrefixesIsAClearError) {
   const CliResult r = run("analyze spectrum --quiet --model " + path("prefixed") + " --model " + path("plain") +
                           " --data " + path("valid.jsonl") + " --out " + path("no_spectrum"));

@@ -129,6 +129,21 @@ TEST(HibridsDecoderBias, EqualsTheSumOverSourceTokensWithItsGradients) {
   }
 }
 
+// Beam search over one document: its layout (batch 1) serves every beam's row.
+TEST(HibridsDecoderBias, AOneItemLayoutServesEveryRow) {
+  std::mt19937 rng(8);
+  const Batch batch = batch_of(rng);
+  const attn::Relation relation{.kind = attn::RelationKind::Hibrids, .max_path = 2, .max_level = 1};
+  const attn::TokenLayout one = attn::select_items(batch.layout, torch::tensor({1}, torch::kLong));
+  const attn::TokenLayout repeated = attn::select_items(batch.layout, torch::tensor({1, 1, 1}, torch::kLong));
+  const at::Tensor a = torch::softmax(torch::randn({3, 2, 4, 9}, torch::kDouble), -1);
+  const at::Tensor table = torch::randn({2, attn::relation_count(relation)}, torch::kDouble);
+  EXPECT_TRUE(torch::allclose(nn::hibrids_decoder_bias(a, one, table, relation),
+                              nn::hibrids_decoder_bias(a, repeated, table, relation), 1e-12, 1e-12));
+  const attn::TokenLayout two = attn::select_items(batch.layout, torch::tensor({0, 1}, torch::kLong));
+  EXPECT_THROW(nn::hibrids_decoder_bias(a, two, table, relation), Error);  // 2 layouts for 3 rows
+}
+
 TEST(StructuredSeq2Seq, TablesAreNamedSizedAndStartAtZero) {
   Seq2Seq model(hibrids_config(attn::RelationKind::Hibrids));
   const auto params = model->named_parameters();
