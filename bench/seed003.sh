@@ -155,7 +155,7 @@ done
 for system in ext-6x8 seg-6x8; do
   models=()
   for seed in $seeds; do if finished "$system-s$seed"; then models+=(--model "$out/runs/$system-s$seed/run"); fi; done
-  if (( ${#models[@]} >= 4 )); then analyze agreement "$system" "${models[@]}"; fi
+  if (( ${#models[@]} >= 4 )); then analyze agreement "$system" "${models[@]}" --max-examples 200; fi
 done
 
 python3 bench/seed003_report.py --runs "$out/runs" --analysis "$out/analysis" --config "$config" \

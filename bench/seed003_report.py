@@ -232,8 +232,8 @@ def agreement_lines(analysis_dir):
     if not lines:
         return []
     return ["", "Agreement across seeds (§3.1.2; the seed reports a mean Jensen-Shannon divergence of 0.01 for "
-            "BERTSum across 3 seeds): `strata analyze agreement` over the validation examples, per head and real "
-            "query, in nats (0 = the same attention, ln 2 = 0.693 = disjoint).", "",
+            "BERTSum across 3 seeds): `strata analyze agreement` over the first 200 validation examples, per head and "
+            "real query, in nats (0 = the same attention, ln 2 = 0.693 = disjoint).", "",
             "| system | seeds | mean JSD | per pair |", "|---|---|---|---|"] + lines
 
 

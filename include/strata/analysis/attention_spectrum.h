@@ -42,6 +42,7 @@ std::size_t index_reaching(std::span<const double> curve, double level);
 struct EncoderSpectrum {
   std::int64_t prefix_length = 0;
   std::size_t examples = 0;
+  bool per_head = false;  // the curves are each head's, not the head-averaged map's
   std::size_t split = 0;  // encoder layers [0, split) are the lower ones, the rest the upper
   // Per encoder layer, the mean over examples; empty for a layer without prefixes.
   std::vector<SpectrumCurve> layers;
@@ -57,7 +58,7 @@ struct EncoderSpectrum {
 // and when the layers with curves differ in example count or curve length.
 EncoderSpectrum summarize_spectrum(const std::vector<std::vector<SpectrumCurve>>& curves, std::size_t split);
 
-// {"prefix_length", "examples", "split", "layers": [[c_1 …] or null, …],
+// {"prefix_length", "examples", "per_head", "split", "layers": [[c_1 …] or null, …],
 //  "lower": {"layers": [those with prefixes], "curve": [...], "area": curve_area,
 //  "index_90": index_reaching 0.9 (null when never)}, "upper": {...}}; a half without a
 //  layer with prefixes is null.

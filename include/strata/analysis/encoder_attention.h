@@ -27,6 +27,7 @@ struct AttentionMap {
   std::size_t example = 0, layer = 0;
   std::int64_t prefix_length = 0;  // P: the first P columns are the prefix slots
   at::Tensor weights;              // [n, P + n] float32 on the CPU, n the example's tokens
+  at::Tensor head_weights;         // [H, n, P + n] float32 on the CPU: each head's own map
 };
 
 using AttentionMapVisitor = std::function<void(const AttentionMap&)>;

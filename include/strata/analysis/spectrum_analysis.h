@@ -14,6 +14,9 @@ struct SpectrumAnalysisOptions {
   std::string data;                 // JSONL; its first `examples` usable documents are analysed
   std::string out;                  // default FIRST_MODEL/spectrum
   std::size_t examples = 100;
+  // Each head's map instead of the head-averaged one: a curve per (example, layer, head),
+  // averaged; the head average can look low-rank when each head is not (or the reverse).
+  bool per_head = false;
   bool quiet = false;  // no progress output
 };
 
