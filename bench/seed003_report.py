@@ -264,8 +264,8 @@ def analysis_section(analysis_dir, report_path):
             continue
         pal = [row for name, row in zip(d["layers"], d["scores"]) if ".pal." in name]
         if pal:
-            pal_rows.append(f"| {run} | {statistics.mean(v for row in pal for v in row):.4f} | "
-                            f"{max(v for row in pal for v in row):.4f} |")
+            pal_rows.append(f"| {run} | {statistics.mean(v for row in pal for v in row):.3g} | "
+                            f"{max(v for row in pal for v in row):.3g} |")
     if pal_rows:
         lines += ["", "Fig. 4: the importance of the PAL heads (first-order Taylor, not normalised, so the two models "
                   "compare) without and with the patterns injected in them; the seed finds the patterned PAL heads two "
@@ -306,7 +306,9 @@ def extractive_table(rows, peers, systems, tag, describe_rows=True):
                      + " | ".join(column(runs, f"{tag}_{m}") for m in ROUGE)
                      + f" | {column(runs, 'valid_loss', 3)} | {runs[0]['parameters']:,} | "
                      f"{statistics.mean(r['train_seconds'] for r in runs) / 60:.1f} | {len(runs)} |")
-    for peer, what in (("lead", "lead-1 (first sentence)"), ("oracle", "oracle (≤ 3 sentences)")):
+    k = 1 if tag == "top1" else 3
+    for peer, what in (("lead", f"lead-{k} (the first {'sentence' if k == 1 else f'{k} sentences'})"),
+                       ("oracle", "oracle (≤ 3 sentences)")):
         p = peers.get(f"{tag}_{peer}")
         if p:
             lines.append(f"| *{what}* | | | {p['rouge1']:.2f} | {p['rouge2']:.2f} | {p['rougeL']:.2f} | | | | |")
