@@ -24,6 +24,12 @@ def finished_runs(runs_dir, recipes, scores_file):
             yield path, result, scores
 
 
+def run_minutes(results):
+    """The training and scoring time of the runs (their result.json dicts), summed, in minutes:
+    what a page's runs cost, whichever invocation of its script made them."""
+    return sum((r.get("train_seconds") or 0) + (r.get("eval_seconds") or 0) for r in results) / 60
+
+
 def mean_std(values):
     if not values:
         return float("nan"), float("nan")

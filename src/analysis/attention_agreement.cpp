@@ -86,13 +86,11 @@ at::Tensor attention_jsd_sums(const at::Tensor& a, const at::Tensor& b, const at
 void run_agreement_analysis(const AgreementOptions& options) {
   if (options.models.size() < 2)
     throw Error(fmt::format("--model: agreement compares two or more models, {} given", options.models.size()));
-  std::vector<std::unique_ptr<Analysed>> loaded;
+  std::vector<std::unique_ptr<Analysed>> models;
   for (const std::string& model : options.models) {
-    loaded.push_back(std::make_unique<Analysed>(model, options.data, options.quiet));
-    check_same_shape(*loaded.front(), *loaded.back());
+    models.push_back(std::make_unique<Analysed>(model, options.data, options.quiet));
+    check_same_shape(*models.front(), *models.back());
   }
-  std::vector<Analysed*> models;
-  for (const auto& m : loaded) models.push_back(m.get());
   const std::vector<std::size_t>& costs = models.front()->loaded.task->costs(train::Split::Valid);
   const std::size_t examples = options.max_examples > 0 ? std::min(options.max_examples, costs.size()) : costs.size();
   if (examples == 0) throw Error(options.data + ": no validation examples to compare the models on");
@@ -115,7 +113,7 @@ void run_agreement_analysis(const AgreementOptions& options) {
   torch::NoGradGuard no_grad;
   for (const std::vector<std::size_t>& rows : plan_batches_in_order(std::span(costs).first(examples), options.max_tokens)) {
     at::Tensor ids, lengths;
-    for (Analysed* m : models) {
+    for (const auto& m : models) {
       m->recording->restart();
       const AnalysisBatch batch = m->source->analysis_batch(train::Split::Valid, rows);
       if (!ids.defined()) {
@@ -140,7 +138,7 @@ void run_agreement_analysis(const AgreementOptions& options) {
 
   Json report;
   report["models"] = Json::array();
-  for (const Analysed* m : models) report["models"].push_back(m->loaded.checkpoint.string());
+  for (const auto& m : models) report["models"].push_back(m->loaded.checkpoint.string());
   report["data"] = options.data;
   report["examples"] = examples;
   report["layers"] = Json::array();
