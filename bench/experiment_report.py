@@ -11,28 +11,11 @@ import subprocess
 import sys
 import tomllib
 
-from report_common import (best_valid_loss, distinct_share, figure_lines, finished_runs, mean_std, paired_bootstrap,
-                           run_minutes, spread, verdict, write_atomic)
+from report_common import (best_valid_loss, distinct_share, document_rouge, figure_lines, finished_runs, mean_std,
+                           paired_bootstrap, run_minutes, spread, verdict, write_atomic)
 
 METRICS = ("rouge1", "rouge2", "rougeL")
 BASE, ENC = "longformer", "hibrids-enc"
-
-
-def read_jsonl(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
-def rouge_by_id(pairs_path, per_example_path):
-    """{document key: {rouge1, rouge2, rougeL} F ×100} from a pairs file and its per-example
-    scores. The key is the id with its occurrence (a man page's name can repeat across packages)."""
-    seen = {}
-    keys = []
-    for row in read_jsonl(pairs_path):
-        seen[row["id"]] = seen.get(row["id"], 0) + 1
-        keys.append(f"{row['id']}#{seen[row['id']]}")
-    rows = read_jsonl(per_example_path)
-    return {k: {m: 100 * row[m]["fmeasure"] for m in METRICS} for k, row in zip(keys, rows)}
 
 
 def load(runs_dir, recipes):
@@ -42,7 +25,7 @@ def load(runs_dir, recipes):
             result[m] = 100 * rouge["scores"][m]["fmeasure"]["mean"]
         result["valid_loss"] = best_valid_loss(os.path.join(path, "run", "metrics.jsonl"))
         result["distinct"] = distinct_share(os.path.join(path, "test", "predictions.jsonl"))
-        result["documents"] = rouge_by_id(os.path.join(path, "test", "predictions.jsonl"),
+        result["documents"] = document_rouge(os.path.join(path, "test", "predictions.jsonl"),
                                           os.path.join(path, "test", "rouge-per-example.jsonl"))
         rows[result["recipe"]].append(result)
     return rows
@@ -115,7 +98,7 @@ def main():
     stats = summary(rows)
     if not stats:
         sys.exit(f"{args.runs}: no finished runs")
-    baseline = rouge_by_id(os.path.join(args.baseline, "pairs.jsonl"),
+    baseline = document_rouge(os.path.join(args.baseline, "pairs.jsonl"),
                            os.path.join(args.baseline, "rouge-per-example.jsonl"))
     describe = {}
     for r in recipes:

@@ -8,6 +8,22 @@ import random
 import statistics
 
 
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def document_rouge(pairs_path, per_example_path, metrics=("rouge1", "rouge2", "rougeL")):
+    """{document key: {metric: F ×100}} from a pairs file (its ids, in order) and its per-example
+    scores (`strata eval rouge --per-example`). The key is the id with its occurrence, "ID#1",
+    since a man page's name can repeat across packages."""
+    seen, keys = {}, []
+    for row in read_jsonl(pairs_path):
+        seen[row["id"]] = seen.get(row["id"], 0) + 1
+        keys.append(f"{row['id']}#{seen[row['id']]}")
+    return {k: {m: 100 * row[m]["fmeasure"] for m in metrics} for k, row in zip(keys, read_jsonl(per_example_path))}
+
+
 def finished_runs(runs_dir, recipes, scores_file):
     """(run directory, its result.json, its test/<scores_file> as JSON) of every run of `recipes`
     that has both: a run still training or killed is left out."""

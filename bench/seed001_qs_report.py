@@ -13,17 +13,12 @@ import tempfile
 import tomllib
 
 from report_common import (best_valid_loss, distinct_share, figure_lines, finished_runs, mean_std, paired_bootstrap,
-                           run_minutes, spread, verdict, write_atomic)
+                           read_jsonl, run_minutes, spread, verdict, write_atomic)
 
 BASE, ENC, DEC, BOTH = "longformer", "hibrids-enc", "hibrids-dec", "hibrids-enc-dec"
 HIERENC, HIERENC_HIBRIDS = "hierenc", "hierenc-hibrids"
 CONSTANT = "constant"
 CANDIDATES = 300  # training hierarchies tried as the constant output, each against as many others
-
-
-def read_jsonl(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def linearize_task_one(root):

@@ -15,8 +15,8 @@ import subprocess
 import sys
 import tomllib
 
-from report_common import (best_valid_loss, bootstrap_statistic, mean_std, paired_bootstrap, run_minutes, spread,
-                           verdict, write_atomic)
+from report_common import (best_valid_loss, bootstrap_statistic, document_rouge, mean_std, paired_bootstrap,
+                           read_jsonl, run_minutes, spread, verdict, write_atomic)
 
 ROUGE = ("rouge1", "rouge2", "rougeL")
 BOUNDARY = ("precision", "recall", "f1")
@@ -25,27 +25,12 @@ BOUNDARY = ("precision", "recall", "f1")
 SETTINGS = ("top1", "top3", "top3-trigram")
 
 
-def read_jsonl(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def read_json(path):
     try:
         with open(path) as f:
             return json.load(f)
     except FileNotFoundError:
         return None
-
-
-def document_rouge(extracts_path, per_example_path):
-    """{document key: {rouge1, rouge2, rougeL} F ×100}; the key is the id with its occurrence
-    (a man page's name can repeat across packages)."""
-    seen, keys = {}, []
-    for row in read_jsonl(extracts_path):
-        seen[row["id"]] = seen.get(row["id"], 0) + 1
-        keys.append(f"{row['id']}#{seen[row['id']]}")
-    return {k: {m: 100 * row[m]["fmeasure"] for m in ROUGE} for k, row in zip(keys, read_jsonl(per_example_path))}
 
 
 def document_counts(candidates_path, field):

@@ -9,7 +9,7 @@ import os
 import random
 import statistics
 
-from report_common import fmt, mean_std, write_atomic
+from report_common import fmt, mean_std, read_jsonl, write_atomic
 
 TYPES = ["rouge1", "rouge2", "rouge3", "rougeL"]
 BASELINES = [("lead", "Lead-1"), ("lexrank", "LexRank"), ("textrank", "TextRank"), ("sumbasic", "SumBasic")]
@@ -27,11 +27,6 @@ THESIS = {  # ROUGE-1/2/3/L: arXiv (Table 2.2) for the man pages, bigPatent (Tab
 CORPUS_NAMES = {"man": "man pages (the arXiv/PubMed analogue: intro = SYNOPSIS + DESCRIPTION, summary = the NAME line)",
                 "descriptions": "package descriptions (the bigPatent/Newsroom analogue: long description -> short)"}
 RESAMPLES = 2000
-
-
-def read_jsonl(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def per_example(system_dir):

@@ -13,7 +13,7 @@ import random
 import statistics
 from collections import Counter
 
-from report_common import fmt, mean_std, write_atomic
+from report_common import fmt, mean_std, read_jsonl, write_atomic
 
 ABLATION = ["mtl-rand", "cond-attn", "cond-bottleneck", "cond-align-cln", "ca-mtl"]
 ABLATION_NAMES = {
@@ -76,11 +76,6 @@ def task_metric(metric, labels, g, p):
 
 
 # ---- reading the runs ---------------------------------------------------------------------------
-def read_jsonl(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def runs_of(out_dir, system, seeds):
     found = []
     for seed in seeds:

@@ -8,18 +8,13 @@ import os
 import random
 from collections import Counter, defaultdict
 
-from report_common import fmt, mean_std, write_atomic
+from report_common import fmt, mean_std, read_jsonl, write_atomic
 
 SYSTEMS = ["no_extra", "with_context", "chain", "chain-corrupt10", "chain-corrupt30", "chain-corrupt50", "chain-gold"]
 NAMES = {"no_extra": "NoExtra (S → A)", "with_context": "WithContext (S, C → A)", "chain": "Chain (S → Q; S, C, Q → U; S, Q, U → A)",
          "chain-corrupt10": "Chain, 10 % of answers wrong", "chain-corrupt30": "Chain, 30 % wrong",
          "chain-corrupt50": "Chain, 50 % wrong", "chain-gold": "Chain, perfect user (the known section)"}
 METRICS = [("exact_match", "exact match (the right NAME line)"), ("chrf", "chrF"), ("bleu", "BLEU")]
-
-
-def read_jsonl(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def most_frequent_sense(out_dir, language):
