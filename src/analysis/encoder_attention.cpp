@@ -5,55 +5,18 @@
 #include <string>
 #include <vector>
 
+#include "strata/analysis/global_relevance.h"
 #include "strata/core/error.h"
 #include "strata/core/progress.h"
 #include "strata/models/collate.h"
 #include "strata/models/seq2seq.h"
-#include "strata/nn/multi_head_attention.h"
-#include "strata/nn/transformer_layers.h"
 
 namespace strata::analysis {
 
-namespace {
-
-std::vector<nn::MultiHeadAttentionImpl*> encoder_self_attention(models::Seq2SeqImpl& model) {
-  std::vector<nn::MultiHeadAttentionImpl*> layers;
-  for (const auto& layer : *model.encoder->layers) layers.push_back(layer->as<nn::EncoderLayer>()->self_attn.get());
-  return layers;
-}
-
-// While alive: the model in eval mode and its encoder layers recording their weights; both
-// undone on every way out.
-class RecordingScope {
- public:
-  RecordingScope(models::Seq2SeqImpl& model, std::vector<nn::MultiHeadAttentionImpl*> layers)
-      : model_(model), layers_(std::move(layers)), was_training_(model.is_training()) {
-    model_.eval();
-  }
-  ~RecordingScope() {
-    for (nn::MultiHeadAttentionImpl* layer : layers_) layer->record_weights(false);
-    model_.train(was_training_);
-  }
-  RecordingScope(const RecordingScope&) = delete;
-  RecordingScope& operator=(const RecordingScope&) = delete;
-
-  // Fresh recordings for the next example, so a layer that did not run is noticed.
-  void restart() {
-    for (nn::MultiHeadAttentionImpl* layer : layers_) layer->record_weights(true);
-  }
-
- private:
-  models::Seq2SeqImpl& model_;
-  std::vector<nn::MultiHeadAttentionImpl*> layers_;
-  bool was_training_;
-};
-
-}  // namespace
-
 void visit_encoder_attention(models::Seq2SeqImpl& model, std::span<const Seq2SeqExample> examples,
                              const AttentionMapVisitor& visit, Progress* progress) {
-  const std::vector<nn::MultiHeadAttentionImpl*> layers = encoder_self_attention(model);
-  RecordingScope recording(model, layers);
+  const std::vector<NamedAttention> layers = encoder_self_attention(model);
+  AttentionRecording recording(model, layers);
   torch::NoGradGuard no_grad;
   const models::ModelConfig& config = model.config();
   for (std::size_t e = 0; e < examples.size(); ++e) {
@@ -65,7 +28,7 @@ void visit_encoder_attention(models::Seq2SeqImpl& model, std::span<const Seq2Seq
     recording.restart();
     model.encode(batch.source, batch.source_padding, model.uses_layout() ? &batch.source_layout : nullptr);
     for (std::size_t l = 0; l < layers.size(); ++l) {
-      const at::Tensor& recorded = layers[l]->recorded_weights();  // [1, H, n, P + n]
+      const at::Tensor& recorded = layers[l].module->recorded_weights();  // [1, H, n, P + n]
       if (!recorded.defined() || recorded.dim() != 4 || recorded.size(2) != tokens || recorded.size(3) < tokens)
         throw Error("encoder attention: encoder layer " + std::to_string(l) +
                     " recorded no [1, heads, tokens, prefixes + tokens] weights");
