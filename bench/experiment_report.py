@@ -4,15 +4,14 @@ over seeds per system beside a trivial baseline (lead-1 of DESCRIPTION), paramet
 time, the scale beside the seed's, the seed's claims tested by paired bootstraps over the test
 documents, and Figure 5's learned biases."""
 import argparse
-import json
 import os
 import statistics
 import subprocess
 import sys
 import tomllib
 
-from report_common import (best_valid_loss, distinct_share, document_rouge, figure_lines, finished_runs, mean_std,
-                           paired_bootstrap, run_minutes, spread, verdict, write_atomic)
+from report_common import (best_valid_loss, claim_lines, distinct_share, document_rouge, figure_lines, finished_runs,
+                           mean_std, run_minutes, spread, write_atomic)
 
 METRICS = ("rouge1", "rouge2", "rougeL")
 BASE, ENC = "longformer", "hibrids-enc"
@@ -42,33 +41,6 @@ def summary(rows):
             s[m] = mean_std([r[m] for r in runs])
         out[recipe] = s
     return out
-
-
-def document_scores(runs, ids, metric):
-    """Per test document, the system's score averaged over its seeds."""
-    return [statistics.mean(run["documents"][i][metric] for run in runs) for i in ids]
-
-
-def claim_lines(rows, baseline, a, b, text):
-    """A claim as paired bootstraps over the documents every run scored, on R-L and R-2."""
-    if a not in rows or rows[a] == [] or (b != "lead" and not rows.get(b)):
-        return [f"- {text}: not run"]
-    runs_a = rows[a]
-    docs = set(runs_a[0]["documents"])
-    for run in runs_a + ([] if b == "lead" else rows[b]):
-        docs &= set(run["documents"])
-    if b == "lead":
-        docs &= set(baseline)
-    ids = sorted(docs)
-    lines = [f"- {text}"]
-    for metric in ("rougeL", "rouge2"):
-        sa = document_scores(runs_a, ids, metric)
-        sb = [baseline[i][metric] for i in ids] if b == "lead" else document_scores(rows[b], ids, metric)
-        diff, (lo, hi), p = paired_bootstrap(sa, sb)
-        seeds_b = None if b == "lead" else len(rows[b])
-        lines.append(f"  - {metric}: Δ {diff:+.2f} [{lo:+.2f}, {hi:+.2f}], p = {p:.3f} over {len(ids)} documents: "
-                     f"{verdict(diff, p, len(runs_a), seeds_b)}")
-    return lines
 
 
 def base_description(runs_dir):
@@ -189,7 +161,7 @@ def main():
                (("hibrids-enc-no-level", "level difference"), ("hibrids-enc-no-path", "path length"),
                 ("hibrids-enc-symmetric", "asymmetry"))]
     for a, b, text in claims:
-        lines += claim_lines(rows, baseline, a, b, text)
+        lines += claim_lines(rows, {"lead": baseline}, a, b, text)
     figures = args.figures.split()
     if figures:
         lines += ["", "## Figure 6: the learned biases, on full-document summarisation", ""]

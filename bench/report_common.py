@@ -1,7 +1,8 @@
 """What the experiment reports (bench/experiment_report.py, bench/seed000_report.py,
 bench/seed003_report.py, bench/seed001_qs_report.py) share: mean ± std over seeds, the best
-validation loss of a run, the share of distinct summaries, paired bootstraps and the verdict on
-a seed's claim, the learned-bias figures, and writing the page atomically."""
+validation loss of a run, the share of distinct summaries, paired bootstraps, the verdict on a
+seed's claim and its lines over per-document ROUGE, the learned-bias figures, and writing the
+page atomically."""
 import json
 import os
 import random
@@ -78,22 +79,6 @@ def distinct_share(predictions):
     return 100 * sum(1 for o in outputs if counts[o] == 1) / max(len(outputs), 1)
 
 
-def claim(stats, a, b, metric, lower_is_better=False):
-    """Whether system a beats b on metric, and whether by more than the seeds' spread."""
-    if a not in stats or b not in stats:
-        return f"  - {metric}: not run"
-    (ma, sa), (mb, sb) = stats[a][metric], stats[b][metric]
-    diff = mb - ma if lower_is_better else ma - mb
-    spread = max(sa, sb)
-    if diff > spread:
-        verdict = "**holds**"
-    elif diff > 0:
-        verdict = "points the same way, within the seeds' spread (not established)"
-    else:
-        verdict = "**does not hold**"
-    return f"  - {metric}: {ma:.3f} vs {mb:.3f}, better by {diff:+.3f} (larger std {spread:.3f}): {verdict}"
-
-
 def paired_bootstrap(a, b, resamples=2000, seed=7):
     """Paired bootstrap over test documents (Koehn 2004): the mean of a - b, its 95 % percentile
     interval over resamples of the documents, and the two-sided p-value (twice the share of
@@ -131,6 +116,38 @@ def verdict(diff, p, seeds_a, seeds_b=None):
     if diff > 0:
         return "**holds**" if p < 0.05 else "points its way, not significant"
     return "**the opposite holds**" if p < 0.05 else "**does not hold** (points the other way, not significant)"
+
+
+def document_scores(runs, ids, metric, key="documents"):
+    """Per test document, the system's score averaged over its seeds' runs."""
+    return [statistics.mean(run[key][i][metric] for run in runs) for i in ids]
+
+
+def claim_lines(rows, baselines, a, b, text, metrics=("rougeL", "rouge2"), key="documents"):
+    """The claim "a beats b" as paired bootstraps over the documents every run scored, one line
+    per metric. rows: {system: [runs, each with KEY: {document: {metric: score}}]}; baselines:
+    {name: {document: {metric: score}}}, systems without seeds (lead, an untuned model) that b
+    may name."""
+    if not rows.get(a) or (b not in baselines and not rows.get(b)):
+        return [f"- {text}: not run"]
+    runs_a, runs_b = rows[a], ([] if b in baselines else rows[b])
+    docs = set(runs_a[0][key])
+    for run in runs_a + runs_b:
+        docs &= set(run[key])
+    if b in baselines:
+        docs &= set(baselines[b])
+    ids = sorted(docs)
+    if not ids:
+        return [f"- {text}: no test document was scored by both"]
+    lines = [f"- {text}"]
+    for metric in metrics:
+        sa = document_scores(runs_a, ids, metric, key)
+        sb = [baselines[b][i][metric] for i in ids] if b in baselines else document_scores(runs_b, ids, metric, key)
+        diff, (lo, hi), p = paired_bootstrap(sa, sb)
+        seeds_b = None if b in baselines else len(runs_b)
+        lines.append(f"  - {metric}: Δ {diff:+.2f} [{lo:+.2f}, {hi:+.2f}], p = {p:.3f} over {len(ids)} documents: "
+                     f"{verdict(diff, p, len(runs_a), seeds_b)}")
+    return lines
 
 
 def spread(ms, n, digits=2):

@@ -1,105 +1,156 @@
 #!/usr/bin/env bash
 # Seed 000 (discourse-aware prefix design) in miniature on man-page summarisation: pretrains
 # a small BART-like base with `strata pretrain` (text infilling, sentence permutation), runs
-# every system of the seed's Tables 2, 4 and 5 on top of it with 3 seeds, the prefix-layer
-# study of Table 3 and the low-resource curve of §6.6, draws the attention and spectrum
-# figures, and writes docs/results/seed000.md. Resumable: a run with scores is not redone.
+# every system of the seed's Tables 2, 4 and 5 on top of it, Table 7's sweeps (SoftSA's τ,
+# TruncSA's top-p), Table 3's prefix layers and Figure 3's single-layer prefixes, the
+# low-resource curve of §6.6, scores the untuned base and lead-1 beside them, draws the
+# attention and per-head spectrum figures, and writes docs/results/seed000.md with the seed's
+# findings tested by paired bootstraps. Decoding is the seed's: beam 5. Resumable: a run with
+# scores is not redone; a run's result.json deleted means it is scored again, not retrained.
 #
 # Usage: bench/seed000.sh [BUILD_DIR] [OUT_DIR]
-#   SEEDS="1 2 3"        seeds per system of Tables 2/4/5    JOBS=2   runs side by side (one thread each)
-#   FRACTIONS="5 10 25 50"  low-resource training shares (%)  REPORT=docs/results/seed000.md
-#   PRETRAIN_STEPS=800   steps of the base                  EXTRA="k=v ..." more overrides for every run
+#   SEEDS="1 2"          seeds of Tables 2-5 and 7           JOBS=2   runs side by side (one thread each)
+#   FRACTIONS="5 10 25 50"  low-resource training shares (%; seed 1)   REPORT=docs/results/seed000.md
+#   PRETRAIN_STEPS=2500  steps of the base                  SYSTEMS="..." only these systems (default all)
+#   EXTRA="k=v ..."      more overrides for every run (e.g. a shorter train.max_steps for a smoke test)
 set -euo pipefail
 build=${1:-build}
 out=${2:-runs/seed000}
 strata="$build/strata"
-seeds=${SEEDS:-"1 2 3"}
+seeds=${SEEDS:-"1 2"}
 fractions=${FRACTIONS:-"5 10 25 50"}
 jobs=${JOBS:-2}
 report=${REPORT:-docs/results/seed000.md}
-main="finetune prefix uniblock hierblock truncsa softsa htruncsa hsoftsa hierblock-softsa finetune-truncsa finetune-softsa"
-layers="prefix-top prefix-low"
-low="finetune prefix hierblock hierblock-softsa"
 config=configs/seed000.toml
 figures=$(dirname "$report")/seed000
+data="$out/corpus"
 mkdir -p "$out/runs" "$figures"
 started=$(date +%s)
 
+# system|recipe|overrides. A sweep's system is its recipe with one setting changed.
+main="finetune prefix uniblock hierblock truncsa softsa htruncsa hsoftsa hierblock-softsa finetune-truncsa finetune-softsa"
+sweeps="softsa-tau0.1|softsa|model.sparse_tau=0.1
+softsa-tau0.01|softsa|model.sparse_tau=0.01
+truncsa-p0.8|truncsa|model.sparse_p=0.8
+truncsa-p0.5|truncsa|model.sparse_p=0.5"
+layers="prefix-top prefix-low"
+low="finetune prefix hierblock hierblock-softsa"
+# Figure 3: prefixes in one layer (of the encoder and the decoder alike), for each layer.
+depth=$(sed -n 's/^encoder_layers *= *\([0-9]*\).*/\1/p' "$config")
+single=""
+for ((i = 1; i <= depth; i++)); do single+="prefix-layer$i|prefix|model.prefix_layers=\"$((i - 1))\""$'\n'; done
+all_systems="$(for r in $main $layers; do echo "$r|$r|"; done)
+$sweeps
+$single"
+wanted=${SYSTEMS:-$(echo "$all_systems" | cut -d'|' -f1 | xargs)}
+is_wanted() { [[ " $wanted " == *" $1 "* ]]; }
+
 source bench/corpus_and_tokenizer.sh
+lead_baseline "$data" "$out/lead1-description"
 
 if [[ ! -f "$out/base/pretrained" ]]; then
-  echo "== base: BART denoising on the training pages (${PRETRAIN_STEPS:-800} steps, 2 threads)"
+  echo "== base: BART denoising on the training pages (${PRETRAIN_STEPS:-2500} steps, 2 threads)"
   rm -rf "$out/base"
   t0=$(date +%s)
   "$strata" pretrain --config "$config" --out "$out/base" --quiet train.threads=2 \
-    train.max_steps="${PRETRAIN_STEPS:-800}" train.eval_every=500 data.train="$out/corpus/train.jsonl" \
-    data.valid="$out/corpus/validation.jsonl" data.tokenizer="$out/tokenizer" ${EXTRA:-} > "$out/base.log" 2>&1 ||
+    train.max_steps="${PRETRAIN_STEPS:-2500}" train.eval_every=500 data.train="$data/train.jsonl" \
+    data.valid="$data/validation.jsonl" data.tokenizer="$out/tokenizer" ${EXTRA:-} > "$out/base.log" 2>&1 ||
     { echo "FAILED: pretraining (see $out/base.log)"; exit 1; }
   echo "$(( $(date +%s) - t0 ))" > "$out/base/pretrained"
 fi
 
-# One system, seed and training share (%): train on the base, score the test split;
-# result.json holds what the report reads.
-run_one() {
-  local recipe=$1 seed=$2 percent=$3 dir="$out/runs/$1-s$2-p$3"
-  if [[ -f "$dir/result.json" ]]; then return 0; fi
-  rm -rf "$dir" && mkdir -p "$dir"
-  local t0 t1 t2
-  t0=$(date +%s%N)
-  OMP_NUM_THREADS=1 "$strata" train --config "$config" --recipe "$recipe" --base "$out/base" --out "$dir/run" --quiet \
-    --train-fraction "$(awk "BEGIN {print $percent / 100}")" train.seed="$seed" \
-    data.train="$out/corpus/train.jsonl" data.valid="$out/corpus/validation.jsonl" data.tokenizer="$out/tokenizer" \
-    ${EXTRA:-} > "$dir/train.log" 2>&1 || { echo "FAILED: $recipe seed $seed $percent% (see $dir/train.log)"; return 1; }
-  t1=$(date +%s%N)
-  OMP_NUM_THREADS=1 "$strata" eval summarize --model "$dir/run" --data "$out/corpus/test.jsonl" \
-    --out "$dir/test" --show 0 > "$dir/eval.log" 2>&1 || { echo "FAILED: eval $recipe seed $seed $percent%"; return 1; }
-  t2=$(date +%s%N)
-  local trainable total
-  trainable=$(grep -o 'trainable params: [0-9,]*' "$dir/train.log" | tr -dc '0-9')
-  total=$(grep -o 'all params: [0-9,]*' "$dir/train.log" | tr -dc '0-9')
-  local prefix_bytes=0
-  [[ -f "$dir/run/adapter.safetensors" ]] && prefix_bytes=$(stat -c %s "$dir/run/adapter.safetensors")
-  printf '{"recipe": "%s", "seed": %s, "percent": %s, "trainable": %s, "parameters": %s, "prefix_bytes": %s, "train_seconds": %s, "eval_seconds": %s}\n' \
-    "$recipe" "$seed" "$percent" "${trainable:-null}" "${total:-null}" "$prefix_bytes" "$(( (t1 - t0) / 1000000 ))e-3" \
-    "$(( (t2 - t1) / 1000000 ))e-3" > "$dir/result.json"
-  echo "done: $recipe seed $seed $percent% ($(( (t2 - t0) / 1000000000 )) s)"
+# The seed's decoding (its Table 7): beam 5; given here so that runs trained under an older
+# [decode] are scored the same way. Scores DIR/test with per-document ROUGE.
+score() {
+  local dir=$1
+  shift
+  rm -rf "$dir/test"
+  OMP_NUM_THREADS=1 "$strata" eval summarize "$@" --data "$data/test.jsonl" --beam 5 --no-repeat-ngram 3 \
+    --out "$dir/test" --show 0 > "$dir/eval.log" 2>&1 &&
+  "$strata" eval rouge --pairs "$dir/test/predictions.jsonl" --stem \
+    --per-example "$dir/test/rouge-per-example.jsonl" > /dev/null
 }
-export -f run_one
-export out strata config
 
-# Every system's first seed, then Table 3, the second seeds, the low-resource curve and the
-# third seeds: a run cut short still has one of everything.
+# One system, seed and training share (%): train on the base unless trained.json says it was,
+# then score the test split; result.json holds what the report reads.
+run_one() {
+  local system=$1 seed=$2 percent=$3 dir="$out/runs/$1-s$2-p$3"
+  local line recipe overrides
+  line=$(echo "$all_systems" | grep "^$system|")
+  recipe=$(echo "$line" | cut -d'|' -f2)
+  overrides=$(echo "$line" | cut -d'|' -f3)
+  if [[ -f "$dir/result.json" ]]; then return 0; fi
+  local t0 t1 t2
+  if [[ ! -f "$dir/trained.json" ]]; then
+    rm -rf "$dir" && mkdir -p "$dir"
+    t0=$(date +%s%N)
+    # shellcheck disable=SC2086
+    OMP_NUM_THREADS=1 "$strata" train --config "$config" --recipe "$recipe" --base "$out/base" --out "$dir/run" --quiet \
+      --train-fraction "$(awk "BEGIN {print $percent / 100}")" train.seed="$seed" $overrides \
+      data.train="$data/train.jsonl" data.valid="$data/validation.jsonl" data.tokenizer="$out/tokenizer" \
+      ${EXTRA:-} > "$dir/train.log" 2>&1 || { echo "FAILED: $system seed $seed $percent% (see $dir/train.log)"; return 1; }
+    t1=$(date +%s%N)
+    local prefix_bytes=0
+    [[ -f "$dir/run/adapter.safetensors" ]] && prefix_bytes=$(stat -c %s "$dir/run/adapter.safetensors")
+    printf '{"trainable": %s, "parameters": %s, "prefix_bytes": %s, "train_seconds": %s}\n' \
+      "$(grep -o 'trainable params: [0-9,]*' "$dir/train.log" | tr -dc '0-9')" \
+      "$(grep -o 'all params: [0-9,]*' "$dir/train.log" | tr -dc '0-9')" "$prefix_bytes" \
+      "$(( (t1 - t0) / 1000000 ))e-3" > "$dir/trained.json"
+  fi
+  t1=$(date +%s%N)
+  score "$dir" --model "$dir/run" || { echo "FAILED: eval $system seed $seed $percent% (see $dir/eval.log)"; return 1; }
+  t2=$(date +%s%N)
+  python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); r.update(system=sys.argv[2], recipe=sys.argv[3], seed=int(sys.argv[4]), percent=int(sys.argv[5]), eval_seconds=float(sys.argv[6])); print(json.dumps(r))' \
+    "$dir/trained.json" "$system" "$recipe" "$seed" "$percent" "$(( (t2 - t1) / 1000000 ))e-3" > "$dir/result.json.tmp" &&
+    mv "$dir/result.json.tmp" "$dir/result.json"
+  echo "done: $system seed $seed $percent% ($(( (t2 - t0) / 1000000000 )) s)"
+}
+export -f run_one score
+export out strata config all_systems data
+
+# Every system's first seed (Figure 3's single layers have only that one), then the other
+# seeds, then the low-resource curve: a run cut short still has one of everything.
 queue() {
-  local first=${seeds%% *} rest=${seeds#* } second third
-  second=${rest%% *}
-  third=${rest#* }
-  for recipe in $main; do echo "$recipe $first 100"; done
-  for recipe in $layers; do echo "$recipe $first 100"; done
-  if [[ "$rest" != "$seeds" ]]; then for recipe in $main; do echo "$recipe $second 100"; done; fi
-  for percent in $fractions; do for recipe in $low; do echo "$recipe $first $percent"; done; done
-  if [[ "$third" != "$rest" ]]; then for seed in $third; do for recipe in $main; do echo "$recipe $seed 100"; done; done; fi
+  local first=${seeds%% *} seed system
+  for system in $(echo "$all_systems" | cut -d'|' -f1); do is_wanted "$system" && echo "$system $first 100"; done
+  for seed in ${seeds#"$first"}; do
+    for system in $main $(echo "$sweeps" | cut -d'|' -f1) $layers; do is_wanted "$system" && echo "$system $seed 100"; done
+  done
+  for percent in $fractions; do for system in $low; do is_wanted "$system" && echo "$system $first $percent"; done; done
+  return 0
 }
 echo "== $(queue | wc -l) runs, $jobs at a time (one thread each)"
 queue | xargs -P "$jobs" -n 3 bash -c 'run_one "$@"' _
 
-echo "== the prefix file on its base: the same test scores as the run that tuned it"
+echo "== the untuned base, and the prefix file on its base (the same test scores as the run that tuned it)"
+mkdir -p "$out/untuned"
+[[ -f "$out/untuned/test/rouge-per-example.jsonl" ]] || score "$out/untuned" --model "$out/base" ||
+  echo "FAILED: the untuned base (see $out/untuned/eval.log)"
 check="$out/runs/prefix-s1-p100"
-if [[ -f "$check/result.json" && ! -f "$check/test-prefix-file/rouge.json" ]]; then
-  OMP_NUM_THREADS=2 "$strata" eval summarize --model "$out/base" --adapter "$check/run/adapter.safetensors" \
-    --data "$out/corpus/test.jsonl" --out "$check/test-prefix-file" --show 0 > "$check/eval-prefix-file.log" 2>&1
+if [[ -f "$check/result.json" && ! -f "$check/prefix-file/test/rouge.json" ]]; then
+  mkdir -p "$check/prefix-file"
+  score "$check/prefix-file" --model "$out/base" --adapter "$check/run/adapter.safetensors" ||
+    echo "FAILED: base + prefix file (see $check/prefix-file/eval.log)"
 fi
 
-echo "== analyses: attention maps with the prefix columns first, and the spectrum of prefix attention"
+echo "== analyses: attention maps with the prefix columns first, and the per-head spectrum of prefix attention"
 for system in prefix hierblock; do
-  "$strata" analyze attention --model "$out/runs/$system-s1-p100/run" --data "$out/corpus/test.jsonl" \
+  [[ -f "$out/runs/$system-s1-p100/result.json" ]] || continue
+  "$strata" analyze attention --model "$out/runs/$system-s1-p100/run" --data "$data/test.jsonl" \
     --examples 2 --out "$figures/attention-$system" > "$figures/attention-$system.txt" 2>&1 || echo "FAILED: attention maps of $system"
 done
-"$strata" analyze spectrum --model "$out/runs/prefix-s1-p100/run" --label "Prefix-tune (dense)" \
-  --model "$out/runs/hsoftsa-s1-p100/run" --label "HSoftSA" --model "$out/runs/htruncsa-s1-p100/run" --label "HTruncSA" \
-  --data "$out/corpus/test.jsonl" --examples 16 --out "$figures/spectrum" > "$figures/spectrum.txt" 2>&1 ||
-  echo "FAILED: spectrum"
+spectrum=()
+for pair in "prefix|Prefix-tune (dense)" "softsa|SoftSA" "truncsa|TruncSA" "hsoftsa|HSoftSA" "htruncsa|HTruncSA"; do
+  run="$out/runs/${pair%%|*}-s1-p100"
+  [[ -f "$run/result.json" ]] && spectrum+=(--model "$run/run" --label "${pair#*|}")
+done
+if (( ${#spectrum[@]} > 0 )); then
+  OMP_NUM_THREADS=2 "$strata" analyze spectrum "${spectrum[@]}" --per-head --data "$data/test.jsonl" --examples 64 \
+    --out "$figures/spectrum" > "$figures/spectrum.txt" 2>&1 || echo "FAILED: spectrum"
+fi
 
 python3 bench/seed000_report.py --runs "$out/runs" --out-dir "$out" --config "$config" --main "$main" \
-  --layers "$layers" --low "$low" --strata "$strata" --figures "$figures" \
+  --sweeps "$(echo "$sweeps" | cut -d'|' -f1 | xargs)" --layers "$layers" \
+  --single "$(echo "$single" | cut -d'|' -f1 | xargs)" --low "$low" --fractions "$fractions" --strata "$strata" --figures "$figures" \
   --minutes "$(( ($(date +%s) - started) / 60 ))" --out "$report"
 echo "== wrote $report"

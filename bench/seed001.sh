@@ -61,13 +61,7 @@ if [[ ! -f "$out/base/pretrained" ]]; then
   echo "$(( $(date +%s) - t0 ))" > "$out/base/pretrained"
 fi
 base_flag=(--base "$out/base")
-if [[ $task == summary && ! -f "$out/lead1-description/rouge-per-example.jsonl" ]]; then
-  echo "== trivial baseline: the first sentence of DESCRIPTION"
-  mkdir -p "$out/lead1-description"
-  "$strata" baseline lead --data "$data/test.jsonl" --section DESCRIPTION --out "$out/lead1-description/pairs.jsonl"
-  "$strata" eval rouge --pairs "$out/lead1-description/pairs.jsonl" --stem \
-    --per-example "$out/lead1-description/rouge-per-example.jsonl" > /dev/null
-fi
+if [[ $task == summary ]]; then lead_baseline "$data" "$out/lead1-description"; fi
 
 # One system and seed: train (unless trained.json says it was), then score the test split with
 # the config's [decode]; result.json holds what the report reads. Deleting a run's result.json

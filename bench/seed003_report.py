@@ -15,8 +15,8 @@ import subprocess
 import sys
 import tomllib
 
-from report_common import (best_valid_loss, bootstrap_statistic, document_rouge, mean_std, paired_bootstrap,
-                           read_jsonl, run_minutes, spread, verdict, write_atomic)
+from report_common import (best_valid_loss, bootstrap_statistic, claim_lines, document_rouge, mean_std, read_jsonl,
+                           run_minutes, spread, verdict, write_atomic)
 
 ROUGE = ("rouge1", "rouge2", "rougeL")
 BOUNDARY = ("precision", "recall", "f1")
@@ -123,23 +123,6 @@ SEGMENTATION_CLAIMS = [
     ("seg-6x8", "seg-6x8-i", "intra-context alone does not help (Table 7: +0.000)"),
     ("seg-6x8-p8", "seg-6x8-mi", "all patterns beat matching + intra-context (Table 7)"),
 ]
-
-
-def extractive_claim(rows, a, b, text, tag):
-    if a not in rows or b not in rows:
-        return [f"- {text}: not run"]
-    docs = set(rows[a][0][f"docs_{tag}"])
-    for run in rows[a] + rows[b]:
-        docs &= set(run[f"docs_{tag}"])
-    ids = sorted(docs)
-    lines = [f"- {text}"]
-    for metric in ("rouge1", "rougeL"):
-        sa = [statistics.mean(r[f"docs_{tag}"][i][metric] for r in rows[a]) for i in ids]
-        sb = [statistics.mean(r[f"docs_{tag}"][i][metric] for r in rows[b]) for i in ids]
-        diff, (lo, hi), p = paired_bootstrap(sa, sb)
-        lines.append(f"  - {metric}: Δ {diff:+.2f} [{lo:+.2f}, {hi:+.2f}], p = {p:.3f} over {len(ids)} documents: "
-                     f"{verdict(diff, p, len(rows[a]), len(rows[b]))}")
-    return lines
 
 
 def segmentation_claim(rows, a, b, text):
@@ -443,7 +426,7 @@ def main():
               "the difference with its 95 % interval and the two-sided p-value, uncorrected for the number of "
               "claims. A claim *holds* when Δ points its way with p < 0.05 and both sides ran at least two seeds.", ""]
     for a, b, text in EXTRACTIVE_CLAIMS:
-        lines += extractive_claim(rows, a, b, text, "top1")
+        lines += claim_lines(rows, {}, a, b, text, metrics=("rouge1", "rougeL"), key="docs_top1")
     for a, b, text in SEGMENTATION_CLAIMS:
         lines += segmentation_claim(rows, a, b, text)
     lines += analysis_section(args.analysis, args.out)
