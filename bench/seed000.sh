@@ -33,6 +33,7 @@ sweeps="softsa-tau0.1|softsa|model.sparse_tau=0.1
 softsa-tau0.01|softsa|model.sparse_tau=0.01
 truncsa-p0.8|truncsa|model.sparse_p=0.8
 truncsa-p0.5|truncsa|model.sparse_p=0.5"
+sweep_names=$(echo "$sweeps" | cut -d'|' -f1 | xargs)
 layers="prefix-top prefix-low"
 low="finetune prefix hierblock hierblock-softsa"
 # Figure 3: prefixes in one layer (of the encoder and the decoder alike), for each layer.
@@ -90,12 +91,12 @@ run_one() {
       data.train="$data/train.jsonl" data.valid="$data/validation.jsonl" data.tokenizer="$out/tokenizer" \
       ${EXTRA:-} > "$dir/train.log" 2>&1 || { echo "FAILED: $system seed $seed $percent% (see $dir/train.log)"; return 1; }
     t1=$(date +%s%N)
-    local prefix_bytes=0
+    local prefix_bytes=0 trainable total
     [[ -f "$dir/run/adapter.safetensors" ]] && prefix_bytes=$(stat -c %s "$dir/run/adapter.safetensors")
-    printf '{"trainable": %s, "parameters": %s, "prefix_bytes": %s, "train_seconds": %s}\n' \
-      "$(grep -o 'trainable params: [0-9,]*' "$dir/train.log" | tr -dc '0-9')" \
-      "$(grep -o 'all params: [0-9,]*' "$dir/train.log" | tr -dc '0-9')" "$prefix_bytes" \
-      "$(( (t1 - t0) / 1000000 ))e-3" > "$dir/trained.json"
+    trainable=$(grep -o 'trainable params: [0-9,]*' "$dir/train.log" | tr -dc '0-9' || true)
+    total=$(grep -o 'all params: [0-9,]*' "$dir/train.log" | tr -dc '0-9' || true)
+    printf '{"trainable": %s, "parameters": %s, "prefix_bytes": %s, "train_seconds": %s}\n' "${trainable:-null}" \
+      "${total:-null}" "$prefix_bytes" "$(( (t1 - t0) / 1000000 ))e-3" > "$dir/trained.json"
   fi
   t1=$(date +%s%N)
   score "$dir" --model "$dir/run" || { echo "FAILED: eval $system seed $seed $percent% (see $dir/eval.log)"; return 1; }
@@ -103,7 +104,7 @@ run_one() {
   python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); r.update(system=sys.argv[2], recipe=sys.argv[3], seed=int(sys.argv[4]), percent=int(sys.argv[5]), eval_seconds=float(sys.argv[6])); print(json.dumps(r))' \
     "$dir/trained.json" "$system" "$recipe" "$seed" "$percent" "$(( (t2 - t1) / 1000000 ))e-3" > "$dir/result.json.tmp" &&
     mv "$dir/result.json.tmp" "$dir/result.json"
-  echo "done: $system seed $seed $percent% ($(( (t2 - t0) / 1000000000 )) s)"
+  echo "done: $system seed $seed $percent% ($(( (t2 - t1) / 1000000000 )) s scoring)"
 }
 export -f run_one score
 export out strata config all_systems data
@@ -114,7 +115,7 @@ queue() {
   local first=${seeds%% *} seed system
   for system in $(echo "$all_systems" | cut -d'|' -f1); do is_wanted "$system" && echo "$system $first 100"; done
   for seed in ${seeds#"$first"}; do
-    for system in $main $(echo "$sweeps" | cut -d'|' -f1) $layers; do is_wanted "$system" && echo "$system $seed 100"; done
+    for system in $main $sweep_names $layers; do is_wanted "$system" && echo "$system $seed 100"; done
   done
   for percent in $fractions; do for system in $low; do is_wanted "$system" && echo "$system $first $percent"; done; done
   return 0
@@ -150,7 +151,7 @@ if (( ${#spectrum[@]} > 0 )); then
 fi
 
 python3 bench/seed000_report.py --runs "$out/runs" --out-dir "$out" --config "$config" --main "$main" \
-  --sweeps "$(echo "$sweeps" | cut -d'|' -f1 | xargs)" --layers "$layers" \
-  --single "$(echo "$single" | cut -d'|' -f1 | xargs)" --low "$low" --fractions "$fractions" --strata "$strata" --figures "$figures" \
+  --sweeps "$sweep_names" --layers "$layers" --single "$(echo "$single" | cut -d'|' -f1 | xargs)" --low "$low" \
+  --fractions "$fractions" --strata "$strata" --figures "$figures" \
   --minutes "$(( ($(date +%s) - started) / 60 ))" --out "$report"
 echo "== wrote $report"
