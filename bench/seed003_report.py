@@ -201,7 +201,9 @@ def agreement_lines(analysis_dir):
         return []
     return ["", "Agreement across seeds (§3.1.2; the seed reports a mean Jensen-Shannon divergence of 0.01 for "
             "BERTSum across 3 seeds): `strata analyze agreement` over the first 200 validation examples, per head and "
-            "real query, in nats (0 = the same attention, ln 2 = 0.693 = disjoint).", "",
+            "real query, in nats (0 = the same attention, ln 2 = 0.693 = disjoint). Attention that is nearly "
+            "uniform agrees with any other nearly uniform attention: read a low JSD beside the relevance table's "
+            "stds (a head whose GR barely varies has learned no pattern).", "",
             "| system | seeds | mean JSD | per pair |", "|---|---|---|---|"] + lines
 
 
