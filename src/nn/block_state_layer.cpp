@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "strata/core/error.h"
+#include "strata/nn/recompute.h"
 #include "strata/nn/transformer_layers.h"
 
 namespace strata::nn {
@@ -126,18 +127,66 @@ BlockStateLayerImpl::BlockStateLayerImpl(const BlockStateOptions& options) : opt
   }
 }
 
-at::Tensor BlockStateLayerImpl::forward(const at::Tensor& x, LayerKvCache* cache, std::int64_t offset) {
+void BlockStateLayerImpl::check_input(const at::Tensor& x) const {
   if (x.dim() != 3 || x.size(2) != options_.d_model)
     throw Error("block-state layer: expected input [B, L, " + std::to_string(options_.d_model) + "]");
+}
+
+at::Tensor BlockStateLayerImpl::forward(const at::Tensor& x, LayerKvCache* cache, std::int64_t offset) {
+  check_input(x);
   if (offset != 0 && cache == nullptr) throw Error("block-state layer: an offset needs the cache of the positions before it");
+  return forward_part(x, cache, offset, at::Tensor());
+}
+
+at::Tensor BlockStateLayerImpl::forward_part(const at::Tensor& x, LayerKvCache* cache, std::int64_t offset,
+                                             const at::Tensor& states) {
   const bool pre = options_.pre_norm;
   const double p = is_training() ? options_.dropout : 0.0;
-  at::Tensor h = x + torch::dropout(attention(pre ? attention_norm(x) : x, cache, offset), p, is_training());
+  at::Tensor h = x + torch::dropout(attention(pre ? attention_norm(x) : x, cache, offset, states), p, is_training());
   if (!pre) h = attention_norm(h);
   const at::Tensor f = pre ? final_norm(h) : h;
   const at::Tensor inner = options_.activation == "gelu" ? torch::gelu(fc1(f)) : torch::relu(fc1(f));
   h = h + torch::dropout(fc2(inner), p, is_training());
   return pre ? h : final_norm(h);
+}
+
+at::Tensor BlockStateLayerImpl::forward_recomputed(const at::Tensor& x, std::int64_t span) {
+  check_input(x);
+  const bool reads_across_spans = options_.block_state && (options_.context == ContextStates::MF ||
+                                                           options_.context == ContextStates::Recurrent);
+  if (!options_.pre_norm || options_.xl_memory || reads_across_spans)
+    throw Error("block-state layer: recomputation by span runs pre-norm SLIDE, SH and MH layers (MF, recurrent and "
+                "XL layers are not split)");
+  const std::int64_t window = options_.window, length = x.size(1);
+  if (span <= 0 || span % window != 0)
+    throw Error("block-state layer: the recomputed span must be a positive multiple of W = " + std::to_string(window) +
+                ", got " + std::to_string(span));
+  const std::vector<at::Tensor> params = parameters();
+  std::vector<SpanInput> inputs{{x, 1, window}};  // a span's queries read the block before it
+  if (options_.block_state) {
+    // The SSM's input span by span, then the SSM once over the whole sequence (its FFTs read
+    // every position); only u [B, L, C] and the states [B, O, C, L] are kept.
+    const auto input = [this](const std::vector<at::Tensor>& in, std::int64_t, std::int64_t) {
+      return ssm_in(attention_norm(in[0]));
+    };
+    const at::Tensor u = recompute_by_span(input, {{x, 1}}, length, span, 1, params);
+    const auto run_ssm = [this](const std::vector<at::Tensor>& in, std::int64_t, std::int64_t) {
+      return ssm(in[0].transpose(1, 2));
+    };
+    inputs.push_back({recompute_by_span(run_ssm, {{u}}, length, length, 3, params), 3});
+  }
+  const auto part = [this, window](const std::vector<at::Tensor>& in, std::int64_t start, std::int64_t end) {
+    const std::int64_t before = std::min(start, window);
+    LayerKvCache previous;  // the block before the span, as decoding would have cached it
+    if (before > 0) {
+      const at::Tensor h = attention_norm(in[0].narrow(1, 0, before));
+      previous.self_k = split_heads(k_proj(h), options_.heads);
+      previous.self_v = split_heads(v_proj(h), options_.heads);
+    }
+    const at::Tensor states = in.size() > 1 ? in[1] : at::Tensor();
+    return forward_part(in[0].narrow(1, before, end - start), &previous, start, states);
+  };
+  return recompute_by_span(part, std::move(inputs), length, span, 1, params);
 }
 
 namespace {
@@ -207,7 +256,8 @@ at::Tensor BlockStateLayerImpl::xl_attention(const at::Tensor& h) {
       .narrow(2, 0, length);
 }
 
-at::Tensor BlockStateLayerImpl::attention(const at::Tensor& h, LayerKvCache* cache, std::int64_t offset) {
+at::Tensor BlockStateLayerImpl::attention(const at::Tensor& h, LayerKvCache* cache, std::int64_t offset,
+                                          const at::Tensor& states) {
   const std::int64_t heads = options_.heads;
   const bool recurrent = options_.block_state && options_.context == ContextStates::Recurrent;
   if (recurrent && cache != nullptr)
@@ -235,16 +285,20 @@ at::Tensor BlockStateLayerImpl::attention(const at::Tensor& h, LayerKvCache* cac
     out = attn::attend(call, options_.kernel);
   }
   if (options_.block_state)  // concatenated, not summed
-    out = torch::cat({out, recurrent ? recurrent_attention(h, k, v) : cross_attention(h, cache, offset)}, 1);
+    out = torch::cat({out, recurrent ? recurrent_attention(h, k, v) : cross_attention(h, cache, offset, states)}, 1);
   return out_proj(out.transpose(1, 2).reshape({h.size(0), h.size(1), -1}));
 }
 
-at::Tensor BlockStateLayerImpl::cross_attention(const at::Tensor& h, LayerKvCache* cache, std::int64_t offset) {
+at::Tensor BlockStateLayerImpl::cross_attention(const at::Tensor& h, LayerKvCache* cache, std::int64_t offset,
+                                                const at::Tensor& given_states) {
   const std::int64_t batch = h.size(0), length = h.size(1), d = options_.d_model, heads = options_.heads;
   const std::int64_t window = options_.window;
   // The SSM runs once over the whole sequence, before any blocking; decoding carries its state.
-  const at::Tensor u = ssm_in(h).transpose(1, 2);
-  const at::Tensor states = cache ? ssm->step(u, cache->ssm_state) : ssm(u);  // [B, O, C, T]
+  at::Tensor states = given_states;  // [B, O, C, T]
+  if (!states.defined()) {
+    const at::Tensor u = ssm_in(h).transpose(1, 2);
+    states = cache ? ssm->step(u, cache->ssm_state) : ssm(u);
+  }
   attn::AttentionCall call;
   call.q = split_heads(context_q(h), heads);
   call.training = is_training();

@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "strata/core/error.h"
+#include "strata/nn/recompute.h"
 
 namespace strata::nn {
 
@@ -56,20 +57,32 @@ S4dKernelImpl::Discretised S4dKernelImpl::discretised() const {
 
 namespace {
 
-// exp(dt A l) for l = 0 .. length - 1: [C, N/2, length].
-at::Tensor powers(const at::Tensor& dt_a, std::int64_t length) {
+// exp(dt A l) for l = start .. end - 1: [C, N/2, end - start].
+at::Tensor powers(const at::Tensor& dt_a, std::int64_t start, std::int64_t end) {
   const auto real = torch::TensorOptions().dtype(c10::toRealValueType(dt_a.scalar_type()));
-  return torch::exp(dt_a.unsqueeze(-1) * torch::arange(length, real));
+  return torch::exp(dt_a.unsqueeze(-1) * torch::arange(start, end, real));
 }
 
-// K_l = 2 Re sum_n C~_n exp(dt A_n l): [C, O, N/2] x [C, N/2, L] -> [O, C, L].
-at::Tensor kernel_of(const S4dKernelImpl::Discretised& d, std::int64_t length) {
-  return 2 * torch::real(torch::matmul(d.c_tilde.transpose(0, 1), powers(d.dt_a, length))).transpose(0, 1);
+// K_l = 2 Re sum_n C~_n exp(dt A_n l) for l = start .. end - 1: [C, O, N/2] x [C, N/2, T] -> [O, C, T].
+at::Tensor kernel_of(const at::Tensor& dt_a, const at::Tensor& c_tilde, std::int64_t start, std::int64_t end) {
+  return 2 * torch::real(torch::matmul(c_tilde.transpose(0, 1), powers(dt_a, start, end))).transpose(0, 1);
 }
+
+// Positions of the kernel made at once. The powers are C N/2 L complex numbers (1 GiB at 64
+// channels, 16 states and 256k positions), so a longer kernel is made span by span and, when
+// trained, made again span by span in backward (nn/recompute.h).
+constexpr std::int64_t kKernelSpan = 8192;
 
 }  // namespace
 
-at::Tensor S4dKernelImpl::forward(std::int64_t length) { return kernel_of(discretised(), length); }
+at::Tensor S4dKernelImpl::forward(std::int64_t length) {
+  const Discretised d = discretised();
+  if (length <= kKernelSpan) return kernel_of(d.dt_a, d.c_tilde, 0, length);
+  const auto span = [](const std::vector<at::Tensor>& in, std::int64_t start, std::int64_t end) {
+    return kernel_of(in[0], in[1], start, end);
+  };
+  return recompute_by_span(span, {{d.dt_a}, {d.c_tilde}}, length, kKernelSpan, 2, {});
+}
 
 at::Tensor S4dKernelImpl::step(const at::Tensor& u, at::Tensor& state) {
   // With x_t = sum_{j <= t} exp(dt A (t - j)) u_j, y_t = 2 Re sum_n C~_n x_{t,n}. The new
@@ -77,8 +90,8 @@ at::Tensor S4dKernelImpl::step(const at::Tensor& u, at::Tensor& state) {
   // through the kernel's first T taps; the state moves on by exp(dt A T).
   const Discretised d = discretised();
   const std::int64_t length = u.size(-1);
-  at::Tensor y = causal_fft_conv(u.unsqueeze(1), kernel_of(d, length));  // [B, O, C, T]
-  const at::Tensor p = powers(d.dt_a, length + 1);                        // [C, N/2, T + 1]
+  at::Tensor y = causal_fft_conv(u.unsqueeze(1), kernel_of(d.dt_a, d.c_tilde, 0, length));  // [B, O, C, T]
+  const at::Tensor p = powers(d.dt_a, 0, length + 1);                                       // [C, N/2, T + 1]
   const at::Tensor inputs = u.to(d.dt_a.scalar_type());
   const at::Tensor added = torch::einsum("bct,cnt->bcn", {inputs, p.narrow(-1, 0, length).flip(-1)});
   if (!state.defined()) {

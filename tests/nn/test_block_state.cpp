@@ -1,14 +1,17 @@
 // The Block-State Transformer's pieces (thesis ch. 5): FFT convolution, the S4D and
-// unstructured kernels, the state-space layer, and the BST layer against the SLIDE layer.
+// unstructured kernels, the state-space layer, the BST layer against the SLIDE layer, and
+// recomputation by span (what trains a layer at a million tokens).
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <complex>
 #include <functional>
+#include <tuple>
 #include <vector>
 
 #include "strata/core/error.h"
 #include "strata/nn/block_state_layer.h"
+#include "strata/nn/recompute.h"
 #include "strata/nn/state_space.h"
 
 namespace strata {
@@ -167,6 +170,70 @@ TEST(StateSpace, DynamicsAreNamedForTheirOwnOptimiserGroup) {
   EXPECT_THROW(nn::StateSpace(options_of("s5", 1)), Error);
 }
 
+TEST(StateSpace, LongS4dKernelsAreMadeSpanBySpanWithTheSameValuesAndGradients) {
+  // Past 8192 positions the kernel is made in spans and made again in backward; it must equal
+  // K_l = 2 Re sum_n C~_n exp(dt A_n l) made at once, and so must its gradients.
+  torch::manual_seed(12);
+  nn::S4dKernel kernel(options_of("s4d", 2));
+  kernel->to(torch::kDouble);
+  const std::int64_t length = 8192 * 2 + 77;
+  const at::Tensor w = torch::randn({2, 3, length}, torch::kDouble);
+  const auto gradients = [&](const std::function<at::Tensor()>& make) {
+    for (const at::Tensor& p : kernel->parameters()) p.mutable_grad().reset();
+    const at::Tensor k = make();
+    (k * w).sum().backward();
+    std::vector<at::Tensor> grads{k.detach()};
+    for (const at::Tensor& p : kernel->parameters()) grads.push_back(p.grad().clone());
+    return grads;
+  };
+  const auto spans = gradients([&] { return kernel->forward(length); });
+  const auto once = gradients([&] {
+    const nn::S4dKernelImpl::Discretised d = kernel->discretised();
+    const at::Tensor powers = torch::exp(d.dt_a.unsqueeze(-1) * torch::arange(length, torch::kDouble));
+    return 2 * torch::real(torch::einsum("ocn,cnl->ocl", {d.c_tilde, powers}));
+  });
+  ASSERT_EQ(spans.size(), once.size());
+  for (std::size_t i = 0; i < spans.size(); ++i)
+    EXPECT_TRUE(torch::allclose(spans[i], once[i], 1e-9, 1e-9)) << "tensor " << i;
+}
+
+TEST(Recompute, SpansGiveTheWholeFunctionsValuesAndGradients) {
+  // f reads each position, the one before it (so a span needs `before` = 1), a whole tensor
+  // and a parameter, and draws dropout: recomputed span by span, the values and gradients are
+  // the same as one pass with the graph kept, dropout masks included.
+  torch::manual_seed(13);
+  const at::Tensor x = torch::randn({2, 23, 3}, torch::requires_grad());
+  const at::Tensor scale = torch::randn({3}, torch::requires_grad());
+  const at::Tensor weight = torch::randn({3, 3}, torch::requires_grad());
+  const auto f = [&](const at::Tensor& in, const at::Tensor& s, std::int64_t start, std::int64_t end) {
+    const std::int64_t before = start > 0 ? 1 : 0;
+    const at::Tensor previous = torch::constant_pad_nd(in, {0, 0, 1 - before, 0}).narrow(1, 0, end - start);
+    const at::Tensor mixed = torch::tanh(torch::matmul(in.narrow(1, before, end - start) * s + previous, weight));
+    return torch::dropout(mixed, 0.3, true);
+  };
+  torch::manual_seed(14);
+  std::vector<at::Tensor> whole_parts;
+  for (std::int64_t start = 0; start < 23; start += 5) {
+    const std::int64_t from = std::max<std::int64_t>(0, start - 1), end = std::min<std::int64_t>(23, start + 5);
+    whole_parts.push_back(f(x.narrow(1, from, end - from), scale, start, end));
+  }
+  const at::Tensor whole = torch::cat(whole_parts, 1);
+  const at::Tensor g = torch::randn_like(whole);
+  const auto grads = torch::autograd::grad({whole}, {x, scale, weight}, {g});
+  torch::manual_seed(14);
+  const auto fn = [&](const std::vector<at::Tensor>& in, std::int64_t start, std::int64_t end) {
+    return f(in[0], in[1], start, end);
+  };
+  const at::Tensor spans = nn::recompute_by_span(fn, {{x, 1, 1}, {scale}}, 23, 5, 1, {weight});
+  torch::manual_seed(99);  // backward restores the generator state each span had
+  const auto span_grads = torch::autograd::grad({spans}, {x, scale, weight}, {g});
+  EXPECT_TRUE(torch::allclose(spans, whole));
+  for (std::size_t i = 0; i < grads.size(); ++i) EXPECT_TRUE(torch::allclose(span_grads[i], grads[i], 1e-5, 1e-6)) << i;
+  EXPECT_GT((spans == 0).sum().item<std::int64_t>(), 0);  // dropout did drop
+  EXPECT_THROW(nn::recompute_by_span(fn, {{x, 1, 1}, {scale}}, 23, 0, 1, {}), Error);
+  EXPECT_THROW(nn::recompute_by_span(fn, {{x, 1, 1}, {scale}}, 24, 5, 1, {}), Error);
+}
+
 nn::BlockStateOptions layer_options(ContextStates context, bool block_state, const std::string& kernel = "s4d") {
   nn::BlockStateOptions o;
   o.d_model = 16;
@@ -295,6 +362,37 @@ TEST(BlockStateLayer, FusedAndReferenceKernelsAgree) {
     EXPECT_TRUE(torch::allclose(a, b, 1e-4, 1e-5)) << int(context);
     EXPECT_TRUE(torch::allclose(ga, gb, 1e-3, 1e-4)) << int(context);
   }
+}
+
+TEST(BlockStateLayer, RecomputedBySpanEqualsTheWholePass) {
+  // 2 spans of 8 tokens and a partial one (W = 4): the values and every gradient (input and
+  // parameters) equal forward()'s, for SLIDE, SH and MH, with both kernels of the SSM.
+  for (const auto& [context, block_state, kernel] :
+       {std::tuple{ContextStates::SH, false, "s4d"}, std::tuple{ContextStates::SH, true, "s4d"},
+        std::tuple{ContextStates::MH, true, "unstructured"}}) {
+    torch::manual_seed(15);
+    nn::BlockStateLayer layer(layer_options(context, block_state, kernel));
+    const at::Tensor x = torch::randn({2, 21, 16}, torch::requires_grad());
+    const at::Tensor g = torch::randn({2, 21, 16});
+    const auto run = [&](const std::function<at::Tensor()>& forward) {
+      for (const at::Tensor& p : layer->parameters()) p.mutable_grad().reset();
+      x.mutable_grad().reset();
+      const at::Tensor out = forward();
+      out.backward(g);
+      std::vector<at::Tensor> all{out.detach(), x.grad().clone()};
+      for (const at::Tensor& p : layer->parameters()) all.push_back(p.grad().clone());
+      return all;
+    };
+    const auto whole = run([&] { return layer->forward(x); });
+    const auto spans = run([&] { return layer->forward_recomputed(x, 8); });
+    for (std::size_t i = 0; i < whole.size(); ++i)
+      EXPECT_TRUE(torch::allclose(spans[i], whole[i], 1e-4, 1e-5))
+          << int(context) << block_state << " tensor " << i << ": " << (spans[i] - whole[i]).abs().max().item<double>();
+  }
+  nn::BlockStateLayer sh(layer_options(ContextStates::SH, true));
+  EXPECT_THROW(sh->forward_recomputed(torch::randn({1, 12, 16}), 6), Error);  // not a multiple of W
+  nn::BlockStateLayer mf(layer_options(ContextStates::MF, true));
+  EXPECT_THROW(mf->forward_recomputed(torch::randn({1, 12, 16}), 8), Error);
 }
 
 TEST(BlockStateLayer, NamesItsBadSettings) {

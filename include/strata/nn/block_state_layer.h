@@ -62,6 +62,13 @@ class BlockStateLayerImpl : public torch::nn::Module {
   // Decoding: with a cache, x holds positions offset .. offset + L - 1 and the cache summarises
   // the ones before (empty at offset 0); it is advanced past them.
   at::Tensor forward(const at::Tensor& x, LayerKvCache* cache = nullptr, std::int64_t offset = 0);
+  // forward(x), for training at lengths whose graph would not fit in memory: the SSM's input is
+  // made `span` tokens at a time and the SSM runs once over the whole sequence; then attention
+  // and feed-forward run a span at a time (each span's queries reading the block before it, as
+  // decoding does). Each span's graph is dropped and made again in backward (nn/recompute.h):
+  // kept are x, u [B, L, C] and the states. Pre-norm SLIDE, SH and MH layers; span a multiple
+  // of W. strata::Error otherwise.
+  at::Tensor forward_recomputed(const at::Tensor& x, std::int64_t span);
 
   // Self-attention (SLIDE) and the output projection, in every layer; relation_bias is the
   // T5 bucket bias table [heads, buckets].
@@ -89,12 +96,16 @@ class BlockStateLayerImpl : public torch::nn::Module {
   const BlockStateOptions& options() const { return options_; }
 
  private:
+  void check_input(const at::Tensor& x) const;
+  // forward() given the context states of x's positions (undefined: computed here)
+  at::Tensor forward_part(const at::Tensor& x, LayerKvCache* cache, std::int64_t offset, const at::Tensor& states);
   // normed [B, L, D] -> out_proj of the heads
-  at::Tensor attention(const at::Tensor& h, LayerKvCache* cache, std::int64_t offset);
+  at::Tensor attention(const at::Tensor& h, LayerKvCache* cache, std::int64_t offset, const at::Tensor& states);
   // normed [B, L, D] -> [B, H, L, D / H]: SLIDE's pairs, the previous block without gradient
   at::Tensor xl_attention(const at::Tensor& h);
-  // normed [B, L, D] -> [B, H, L, D / H]
-  at::Tensor cross_attention(const at::Tensor& h, LayerKvCache* cache, std::int64_t offset);
+  // normed [B, L, D] -> [B, H, L, D / H]; the SSM's states [B, O, C, L] unless given
+  at::Tensor cross_attention(const at::Tensor& h, LayerKvCache* cache, std::int64_t offset,
+                             const at::Tensor& given_states);
   // normed [B, L, D] and the tokens' keys and values [B, H, L, D / H] -> [B, H, L, D / H]
   at::Tensor recurrent_attention(const at::Tensor& h, const at::Tensor& k, const at::Tensor& v);
 
