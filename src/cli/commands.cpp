@@ -57,6 +57,7 @@ void register_all(CLI::App& app) {
   register_bench_attention(*bench);
   register_bench_long(*bench);
   register_bench_bst(*bench);
+  register_bench_bst_long(*bench);
   register_bench_ddp(*bench);
   register_bench_hibrids(*bench);
   register_bench_patterns(*bench);

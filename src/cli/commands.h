@@ -46,6 +46,7 @@ void register_eval_summarize(CLI::App& eval);  // strata eval summarize
 void register_bench_attention(CLI::App& bench);  // strata bench attention
 void register_bench_long(CLI::App& bench);       // strata bench long
 void register_bench_bst(CLI::App& bench);        // strata bench bst
+void register_bench_bst_long(CLI::App& bench);  // strata bench bst-long
 void register_bench_ddp(CLI::App& bench);        // strata bench ddp
 void register_bench_hibrids(CLI::App& bench);    // strata bench hibrids
 void register_bench_patterns(CLI::App& bench);   // strata bench patterns

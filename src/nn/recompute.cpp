@@ -51,7 +51,7 @@ class RecomputeBackward final : public torch::autograd::Node {
   std::vector<SavedVariable> saved;
   std::vector<at::Tensor> parameters;
   std::vector<Span> spans;
-  std::vector<at::Tensor> rng;  // the CPU generator's state before each span ran
+  at::Tensor rng;  // [spans, state]: the CPU generator's state before each span ran
   std::int64_t out_dim = 0;
 
   std::string name() const override { return "strata::nn::RecomputeBackward"; }
@@ -59,7 +59,7 @@ class RecomputeBackward final : public torch::autograd::Node {
   void release_variables() override {
     for (SavedVariable& s : saved) s.reset_data();
     parameters.clear();
-    rng.clear();
+    rng.reset();
   }
 
   variable_list apply(variable_list&& grads) override {
@@ -88,7 +88,7 @@ class RecomputeBackward final : public torch::autograd::Node {
           wrt_slot.push_back(inputs + p);
         }
       if (wrt.empty()) break;
-      set_generator_state(rng[s]);
+      set_generator_state(rng[static_cast<std::int64_t>(s)]);
       at::Tensor out;
       {
         torch::AutoGradMode with_graph(true);
@@ -133,18 +133,31 @@ at::Tensor recompute_by_span(const SpanFunction& fn, std::vector<SpanInput> inpu
   std::vector<Span> spans;
   for (std::int64_t start = 0; start < length; start += span) spans.push_back({start, std::min(length, start + span)});
 
-  std::vector<at::Tensor> pieces, rng;
+  // Each span's output is written into the whole one as it comes (a concatenation at the end
+  // would hold every piece and the whole at once: twice the output).
+  // The generator's states go into one tensor made up front: a small block kept from each span
+  // would sit above that span's freed memory on the heap, which is then never given back.
+  at::Tensor out, rng;
+  if (with_graph) {
+    const at::Tensor state = generator_state();
+    rng = at::empty({static_cast<std::int64_t>(spans.size()), state.numel()}, state.options());
+  }
   {
     torch::NoGradGuard no_grad;
-    for (const Span& s : spans) {
-      if (with_graph) rng.push_back(generator_state());
+    for (std::size_t index = 0; index < spans.size(); ++index) {
+      const Span& s = spans[index];
+      if (with_graph) rng[static_cast<std::int64_t>(index)].copy_(generator_state());
       std::vector<at::Tensor> parts;
       for (std::size_t i = 0; i < inputs.size(); ++i) parts.push_back(part_of(tensors[i], inputs[i], s));
-      pieces.push_back(fn(parts, s.start, s.end));
+      const at::Tensor piece = fn(parts, s.start, s.end);
+      if (!out.defined()) {
+        std::vector<std::int64_t> shape = piece.sizes().vec();
+        shape.at(out_dim) = length;
+        out = at::empty(shape, piece.options());
+      }
+      out.narrow(out_dim, s.start, s.end - s.start).copy_(piece);
     }
   }
-  at::Tensor out = pieces.size() == 1 ? pieces.front() : torch::cat(pieces, out_dim);
-  pieces.clear();
   if (!with_graph) return out;
 
   auto node = std::shared_ptr<RecomputeBackward>(new RecomputeBackward(), torch::autograd::deleteNode);

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -10,14 +11,32 @@
 
 namespace strata::nn {
 
+namespace {
+
+at::Tensor fft_conv(const at::Tensor& u, const at::Tensor& k) {
+  const std::int64_t length = u.size(-1), n = 2 * length;  // linear, not circular: no wrap-around from the end
+  const at::Tensor product = torch::fft::rfft(u, n, -1) * torch::fft::rfft(k, n, -1);
+  return torch::fft::irfft(product, n, -1).narrow(-1, 0, length);
+}
+
+// Channels convolved at once: their transforms (2L points each, a few copies, and as many again
+// in backward) stay near 32 MiB at any length; at training lengths that is every channel.
+std::int64_t channels_at_once(std::int64_t length) { return std::max<std::int64_t>(1, (std::int64_t{1} << 20) / length); }
+
+}  // namespace
+
 at::Tensor causal_fft_conv(const at::Tensor& u, const at::Tensor& k) {
   const std::int64_t length = u.size(-1);
   if (k.size(-1) != length)
     throw Error("causal_fft_conv: the kernel has " + std::to_string(k.size(-1)) + " positions, the input " +
                 std::to_string(length));
-  const std::int64_t n = 2 * length;  // linear, not circular: no wrap-around from the end
-  const at::Tensor product = torch::fft::rfft(u, n, -1) * torch::fft::rfft(k, n, -1);
-  return torch::fft::irfft(product, n, -1).narrow(-1, 0, length);
+  const std::int64_t channels = u.size(-2), group = channels_at_once(length);
+  if (u.dim() < 2 || k.dim() < 2 || k.size(-2) != channels || channels <= group) return fft_conv(u, k);
+  // Channel groups one after another, each made again in backward (nn/recompute.h), so that
+  // neither pass holds every channel's transforms.
+  const auto conv = [](const std::vector<at::Tensor>& in, std::int64_t, std::int64_t) { return fft_conv(in[0], in[1]); };
+  const std::int64_t out_dims = std::max(u.dim(), k.dim());
+  return recompute_by_span(conv, {{u, u.dim() - 2}, {k, k.dim() - 2}}, channels, group, out_dims - 2, {});
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include "strata/recipes/architectures.h"
 #include "strata/recipes/designs.h"
 #include "strata/train/checkpoint.h"
+#include "strata/train/run_config.h"
 
 namespace strata::recipes {
 

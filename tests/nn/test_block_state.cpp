@@ -42,6 +42,25 @@ TEST(StateSpace, FftConvolutionEqualsTheDirectCausalConvolution) {
   EXPECT_THROW(nn::causal_fft_conv(u, k.narrow(1, 0, 36)), Error);
 }
 
+TEST(StateSpace, LongConvolutionsGoAChannelGroupAtATimeWithTheSameValuesAndGradients) {
+  // At 2^18 positions 4 channels go at once: 6 channels are 2 groups, each convolved again in
+  // backward. Each channel alone (one group) is the reference.
+  torch::manual_seed(16);
+  const std::int64_t length = 1 << 18;
+  const at::Tensor u = torch::randn({1, 6, length}, torch::dtype(torch::kDouble).requires_grad(true));
+  const at::Tensor k = (torch::randn({6, length}, torch::kDouble) * torch::exp(-torch::arange(length) / 50.0))
+                           .requires_grad_(true);
+  const at::Tensor g = torch::randn({1, 6, length}, torch::kDouble);
+  const at::Tensor grouped = nn::causal_fft_conv(u, k);
+  const auto grads = torch::autograd::grad({grouped}, {u, k}, {g});
+  std::vector<at::Tensor> alone;
+  for (std::int64_t c = 0; c < 6; ++c) alone.push_back(nn::causal_fft_conv(u.narrow(1, c, 1), k.narrow(0, c, 1)));
+  const at::Tensor reference = torch::cat(alone, 1);
+  const auto reference_grads = torch::autograd::grad({reference}, {u, k}, {g});
+  EXPECT_TRUE(torch::allclose(grouped, reference, 1e-9, 1e-9));
+  for (int i = 0; i < 2; ++i) EXPECT_TRUE(torch::allclose(grads[i], reference_grads[i], 1e-9, 1e-9)) << i;
+}
+
 nn::StateSpaceOptions options_of(const std::string& kernel, std::int64_t outputs) {
   nn::StateSpaceOptions o;
   o.kernel = kernel;

@@ -4,7 +4,8 @@
 // span by span without recording a graph and keeps only its inputs; backward runs it again,
 // one span at a time, with the graph, and takes that span's gradients. Memory: the inputs, the
 // output and one span's graph, instead of the whole sequence's graph; cost: one more forward.
-// This is what takes a Block-State layer stack to a million tokens (nn/block_state_layer.h).
+// The "sequence" is any dimension: the FFT convolution runs channel groups this way. This is
+// what takes a Block-State layer stack to a million tokens (nn/block_state_layer.h).
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>

@@ -18,7 +18,8 @@ namespace strata::nn {
 
 // y[..., c, t] = sum_{s <= t} k[c, s] u[..., c, t - s] for u [..., C, L] and k [C, L] (any
 // leading dims of k broadcast against u's). Padded to 2L: an FFT of length L would convolve
-// circularly and leak the future into the past.
+// circularly and leak the future into the past. At long lengths the channels go a group at a
+// time, made again in backward (nn/recompute.h): memory for their transforms stays ~32 MiB.
 at::Tensor causal_fft_conv(const at::Tensor& u, const at::Tensor& k);
 
 struct StateSpaceOptions {
