@@ -14,7 +14,7 @@
 #   TRAIN_BYTES=8000000, EVAL_BYTES=500000: the text of each split used (documents in order,
 #                    the last one cut): the corpora hold 100-250 MB, far more than a run reads
 #   TEST_BYTES=60000 the test text scored token by token (the first test documents, concatenated)
-#   BENCH=1          also run `strata bench bst` (0: not)       REPORT=docs/results/thesis-ch5.md
+#   BENCH=1          also run `strata bench bst` and `bst-long` (0: not)       REPORT=docs/results/thesis-ch5.md
 #   GENERATE=1       also time cached generation against rerunning (0: not)
 set -euo pipefail
 build=${1:-build}
@@ -110,6 +110,11 @@ for seed in $seeds; do for corpus in $corpora; do for system in $systems; do ech
 # Fig. 5.4: one layer's forward time, SLIDE against BST, in one run (two threads).
 if [[ ${BENCH:-1} == 1 && ! -f "$out/bench-bst.json" ]]; then
   "$strata" bench bst --json "$out/bench-bst.json" > "$out/bench-bst.log" 2>&1 || echo "FAILED: bench bst (see $out/bench-bst.log)"
+fi
+# The long-context headline: one training step of a BST stack at 1,048,576 tokens beside SLIDE's.
+if [[ ${BENCH:-1} == 1 && ! -f "$out/bench-bst-long.json" ]]; then
+  "$strata" bench bst-long --json "$out/bench-bst-long.json" > "$out/bench-bst-long.log" 2>&1 ||
+    echo "FAILED: bench bst-long (see $out/bench-bst-long.log)"
 fi
 
 # Cached generation: tokens/s after prompts of 2, 16 and 60 kB of the first corpus's test text,

@@ -190,6 +190,25 @@ def main():
                   "this CPU, most of all for MH and MF, which run 8 and 32 filters over the whole sequence "
                   "(MF reads them at one position a block: the S4D state carried block to block would cost "
                   "O(L C N) instead; not done).", ""]
+    long_bench = os.path.join(a.out_dir, "bench-bst-long.json")
+    if os.path.exists(long_bench):
+        j = json.load(open(long_bench))
+        lines += ["## A million tokens", "",
+                  f"`strata bench bst-long`: one training step (forward + backward, a fixed random output gradient) "
+                  f"of {j['layers']} layers (d_model {j['d_model']}, {j['heads']} heads, W = {j['window']}; BST:SH with "
+                  f"S4D at the odd layers) at L = {j['length']:,} tokens, batch 1, fp32, {j['threads']} threads, "
+                  f"median of {j['rounds']} rounds, attention and feed-forward recomputed in spans of {j['span']} "
+                  "tokens; beside a stack of SLIDE layers alone, in the same run. Peak memory is the whole process's.",
+                  "", "| stack | s | tokens/s | ratio to SLIDE | peak MB | under 2 GB |", "|---|---|---|---|---|---|"]
+        for name, c in j["cases"].items():
+            lines.append(f"| {name} | {c['median_ms'] / 1000:.1f} | {c['tokens_per_s']:,.0f} | {c['ratio']:.3f} | "
+                         f"{c['peak_rss_mb']:,.0f} | {'yes' if c['under_2_gb'] else 'no'} |")
+        c = j["cases"].get("bst")
+        if c:
+            timing_findings.append(
+                f"- A BST stack trains at {j['length']:,} tokens in under 2 GB (the issue's headline): peak "
+                f"{c['peak_rss_mb']:,.0f} MB: **" + ("holds" if c["under_2_gb"] else "does not hold") + "**")
+        lines.append("")
     generated = os.path.join(a.out_dir, "generate.jsonl")
     if os.path.exists(generated):
         rows = [json.loads(x) for x in open(generated) if x.strip()]

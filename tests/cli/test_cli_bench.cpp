@@ -107,5 +107,25 @@ TEST_F(CliBench, BstTimesEveryLayerAtEveryLengthWithItsFlops) {
   EXPECT_NE(bad.exit_code, 0);
 }
 
+TEST_F(CliBench, BstLongTrainsBothStacksAndReportsTheirPeakMemory) {
+  const fs::path json = dir_ / "bst-long.json";
+  const Result r = run("bench bst-long --quick --rounds 1 --length 512 --d-model 32 --window 16 --span 64 --json " +
+                       json.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  EXPECT_EQ(j["benchmark"], "bst-long");
+  EXPECT_EQ(j["length"], 512);
+  for (const char* stack : {"slide", "bst"}) {
+    ASSERT_TRUE(j["cases"].contains(stack)) << stack;
+    const nlohmann::json& c = j["cases"][stack];
+    EXPECT_GT(c["median_ms"].get<double>(), 0) << stack;
+    EXPECT_GT(c["peak_rss_mb"].get<double>(), 0) << stack;
+    EXPECT_EQ(c["ratio_of"], std::string(stack) + "/slide");
+  }
+  const Result bad = run("bench bst-long --window 16 --span 40");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("multiple of --window"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace strata
