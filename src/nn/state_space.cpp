@@ -30,13 +30,14 @@ at::Tensor causal_fft_conv(const at::Tensor& u, const at::Tensor& k) {
   if (k.size(-1) != length)
     throw Error("causal_fft_conv: the kernel has " + std::to_string(k.size(-1)) + " positions, the input " +
                 std::to_string(length));
-  const std::int64_t channels = u.size(-2), group = channels_at_once(length);
-  if (u.dim() < 2 || k.dim() < 2 || k.size(-2) != channels || channels <= group) return fft_conv(u, k);
+  if (u.dim() < 2 || k.dim() < 2 || k.size(-2) != u.size(-2) || u.size(-2) <= channels_at_once(length))
+    return fft_conv(u, k);
   // Channel groups one after another, each made again in backward (nn/recompute.h), so that
   // neither pass holds every channel's transforms.
   const auto conv = [](const std::vector<at::Tensor>& in, std::int64_t, std::int64_t) { return fft_conv(in[0], in[1]); };
   const std::int64_t out_dims = std::max(u.dim(), k.dim());
-  return recompute_by_span(conv, {{u, u.dim() - 2}, {k, k.dim() - 2}}, channels, group, out_dims - 2, {});
+  return recompute_by_span(conv, {{u, u.dim() - 2}, {k, k.dim() - 2}}, u.size(-2), channels_at_once(length),
+                           out_dims - 2, {});
 }
 
 namespace {
