@@ -543,11 +543,15 @@ def spectrum_section(figures, report):
         log = os.path.join(figures, "spectrum.txt")
         see = f" (see [the log]({rel(log, report)}))" if os.path.exists(log) else ""
         lines += [f"Figure: {NOT_AVAILABLE}{see}.", ""]
-    halves = {}
+    halves, silent = {}, []
     for entry in spectrum_entries(read_json(os.path.join(directory, "spectrum.json"))):
         label = str(entry.get("label") or entry.get("model") or "?")
         halves[label] = (entry.get("prefix_length"), entry.get("examples"),
                          half_of(entry, "lower"), half_of(entry, "upper"))
+        if entry.get("silent_maps"):
+            silent.append(f"{label}: {entry['silent_maps']} head maps put no weight on any prefix key and are left "
+                          f"out ({entry.get('skipped_examples', 0)} pages left out: a layer of theirs had no head "
+                          "with weight)")
     if not halves:
         return lines + [f"Table: {NOT_AVAILABLE} (spectrum.json is missing or has none of the expected keys)."], {}
     lines += ["| model | prefixes | examples | lower layers | lower: k at 0.9 | lower: area | upper layers | "
@@ -561,6 +565,8 @@ def spectrum_section(figures, report):
                 cells += [half[2], str(half[0]) if half[0] is not None else "not reached", num(half[1], 4)]
         lines.append(f"| {label.replace('|', chr(92) + '|')} | {p if p is not None else '-'} | "
                      f"{n if n is not None else '-'} | " + " | ".join(cells) + " |")
+    if silent:
+        lines += [""] + [f"- {line}." for line in silent]
     return lines, halves
 
 

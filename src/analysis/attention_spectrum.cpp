@@ -68,6 +68,19 @@ SpectrumCurve prefix_spectrum(const at::Tensor& attention, std::int64_t prefix_l
   return cumulative_spectrum(attention.narrow(1, 0, prefix_length));
 }
 
+SpectrumCurve mean_prefix_spectrum(const std::vector<at::Tensor>& maps, std::int64_t prefix_length,
+                                   std::size_t& silent) {
+  std::vector<SpectrumCurve> curves;
+  for (const at::Tensor& map : maps) {
+    if (map.dim() == 2 && map.size(1) >= prefix_length && !(map.narrow(1, 0, prefix_length).sum().item<double>() > 0)) {
+      ++silent;
+      continue;
+    }
+    curves.push_back(prefix_spectrum(map, prefix_length));
+  }
+  return curves.empty() ? SpectrumCurve{} : mean_curve(curves);
+}
+
 SpectrumCurve mean_curve(std::span<const SpectrumCurve> curves) {
   if (curves.empty()) throw Error("spectrum: no curve to average");
   SpectrumCurve mean(curves[0].size(), 0.0);
@@ -128,6 +141,8 @@ nlohmann::ordered_json to_json(const EncoderSpectrum& spectrum) {
   out["prefix_length"] = spectrum.prefix_length;
   out["examples"] = spectrum.examples;
   out["per_head"] = spectrum.per_head;
+  out["silent_maps"] = spectrum.silent_maps;
+  out["skipped_examples"] = spectrum.skipped_examples;
   out["split"] = spectrum.split;
   out["layers"] = nlohmann::ordered_json::array();
   for (const SpectrumCurve& curve : spectrum.layers)

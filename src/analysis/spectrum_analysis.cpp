@@ -29,26 +29,43 @@ EncoderSpectrum spectrum_of(const std::string& path, const SpectrumAnalysisOptio
   const std::vector<Seq2SeqExample> examples = first_examples(options.data, m, options.examples, options.quiet);
   const std::size_t layer_count = model->encoder->layers->size();
   std::vector<std::vector<SpectrumCurve>> curves(layer_count);
-  bool any_prefix = false;
+  // One curve per (layer, example): the head-averaged map's, or per head the mean of the heads'.
+  // An example counts only when every layer with prefixes gave one, so that every layer
+  // averages the same examples.
+  std::vector<SpectrumCurve> pending(layer_count);
+  bool any_prefix = false, complete = true;
+  std::size_t silent = 0, skipped = 0;
   Progress progress("spectrum " + path, examples.size(), "examples", options.quiet);
   visit_encoder_attention(*model, examples, [&](const AttentionMap& map) {
     if (map.prefix_length > 0) {
       any_prefix = true;
-      if (options.per_head) {
-        for (std::int64_t h = 0; h < map.head_weights.size(0); ++h)
-          curves[map.layer].push_back(prefix_spectrum(map.head_weights[h], map.prefix_length));
-      } else {
-        curves[map.layer].push_back(prefix_spectrum(map.weights, map.prefix_length));
-      }
+      std::vector<at::Tensor> maps;
+      if (options.per_head)
+        for (std::int64_t h = 0; h < map.head_weights.size(0); ++h) maps.push_back(map.head_weights[h]);
+      else
+        maps.push_back(map.weights);
+      pending[map.layer] = mean_prefix_spectrum(maps, map.prefix_length, silent);
+      complete = complete && !pending[map.layer].empty();
     }
     // The first example tells: stop there rather than after all of them.
     if (map.example == 0 && map.layer + 1 == layer_count && !any_prefix)
       throw Error(path + ": the model has no prefixes: the spectrum analysis reads the encoder's attention on "
                          "prefix keys (a model trained with model.prefix_length > 0)");
+    if (map.layer + 1 != layer_count) return;
+    for (std::size_t l = 0; complete && l < layer_count; ++l)
+      if (!pending[l].empty()) curves[l].push_back(std::move(pending[l]));
+    skipped += complete ? 0 : 1;
+    pending.assign(layer_count, SpectrumCurve{});
+    complete = true;
   }, &progress);
   progress.finish();
+  if (skipped == examples.size())
+    throw Error(path + ": the attention puts no weight on the prefix keys in any of the " +
+                std::to_string(examples.size()) + " examples (no spectrum)");
   EncoderSpectrum spectrum = summarize_spectrum(curves, lower_split(m));
-  spectrum.examples = examples.size();  // not the curves: per head there are H an example
+  spectrum.examples = examples.size() - skipped;
+  spectrum.silent_maps = silent;
+  spectrum.skipped_examples = skipped;
   spectrum.per_head = options.per_head;
   return spectrum;
 }

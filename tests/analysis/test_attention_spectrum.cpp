@@ -74,6 +74,18 @@ TEST(SpectrumCurves, AverageAreaAndIndex) {
   EXPECT_EQ(index_reaching(std::vector<double>{0.5, 0.8}, 0.9), 0u);
 }
 
+TEST(SpectrumCurves, MapsWithoutPrefixWeightAreLeftOutAndCounted) {
+  // Two heads over 2 prefixes and 1 key: one reads the first prefix only (rank 1), the other no
+  // prefix at all (TruncSA truncated them away): the mean is the first head's curve.
+  const at::Tensor reading = torch::tensor({{1.0, 0.0, 0.0}, {1.0, 0.0, 0.0}});
+  const at::Tensor silent_head = torch::tensor({{0.0, 0.0, 1.0}, {0.0, 0.0, 1.0}});
+  std::size_t silent = 0;
+  expect_curve(mean_prefix_spectrum({reading, silent_head}, 2, silent), {1, 1});
+  EXPECT_EQ(silent, 1u);
+  EXPECT_TRUE(mean_prefix_spectrum({silent_head}, 2, silent).empty());
+  EXPECT_EQ(silent, 2u);
+}
+
 TEST(SummarizeSpectrum, AveragesExamplesThenTheLowerAndUpperLayers) {
   // Four layers of two examples each; layers 0 and 1 are the lower ones.
   const std::vector<std::vector<SpectrumCurve>> curves = {

@@ -29,6 +29,11 @@ SpectrumCurve cumulative_spectrum(const at::Tensor& prefix_attention);
 // prefix slots. strata::Error "the model has no prefixes" when prefix_length is 0.
 SpectrumCurve prefix_spectrum(const at::Tensor& attention, std::int64_t prefix_length);
 
+// The mean curve of those maps ([Lq, P + Lk] each, e.g. one example's heads in one layer) that
+// put any weight on their first P columns; the others are counted in `silent` (TruncSA can
+// truncate every prefix key away from a head). Empty when none does.
+SpectrumCurve mean_prefix_spectrum(const std::vector<at::Tensor>& maps, std::int64_t prefix_length, std::size_t& silent);
+
 // The element-wise mean; strata::Error when there is no curve or their lengths differ.
 SpectrumCurve mean_curve(std::span<const SpectrumCurve> curves);
 
@@ -43,6 +48,8 @@ struct EncoderSpectrum {
   std::int64_t prefix_length = 0;
   std::size_t examples = 0;
   bool per_head = false;  // the curves are each head's, not the head-averaged map's
+  std::size_t silent_maps = 0;       // maps (heads, per_head) with no weight on the prefixes, left out
+  std::size_t skipped_examples = 0;  // examples left out: a layer of theirs had no map with weight
   std::size_t split = 0;  // encoder layers [0, split) are the lower ones, the rest the upper
   // Per encoder layer, the mean over examples; empty for a layer without prefixes.
   std::vector<SpectrumCurve> layers;
