@@ -32,7 +32,8 @@ using SpanFunction =
 // (the last one shorter). Gradients reach the inputs that require them and `parameters`: the
 // tensors fn reads without taking them as inputs (a module's parameters). fn must give the same
 // result when run again: the CPU generator's state is restored before each span's rerun, so
-// dropout draws the same masks. strata::Error if span or length is not positive.
+// dropout draws the same masks. Its gradients are made without a graph: no second derivative
+// through it. strata::Error if span or length is not positive.
 at::Tensor recompute_by_span(const SpanFunction& fn, std::vector<SpanInput> inputs, std::int64_t length,
                              std::int64_t span, std::int64_t out_dim, const std::vector<at::Tensor>& parameters);
 
