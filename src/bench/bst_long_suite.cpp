@@ -89,8 +89,9 @@ void run_child(const BstLongBenchOptions& o, const StackCase& c) {
   const auto step = [state, span] {
     at::Tensor h = state->x;
     for (nn::BlockStateLayer& layer : state->layers) h = layer->forward_recomputed(h, span);
-    // The output gradient enters as the derivative of <out, dout>: the dot product keeps dout
-    // and the output, no product of their size; the output is let go before backward.
+    // The output gradient enters as the derivative of <out, dout>: no product of their size is
+    // made, and the dot keeps only dout (the output would serve dout's gradient, not asked
+    // for), so the output is let go before backward.
     const at::Tensor loss = h.view(-1).dot(state->dout.view(-1));
     h.reset();
     loss.backward();
