@@ -57,6 +57,13 @@ def fmt(ms, digits=2):
     return f"{ms[0]:.{digits}f} ± {ms[1]:.{digits}f}"
 
 
+def fmt_seeds(values, digits=2):
+    """Mean ± std over seeds; a single seed shows its value and no spread."""
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f}"
+    return fmt(mean_std(values), digits)
+
+
 def best_valid_loss(metrics):
     """The lowest validation loss of the run (metrics.jsonl rows with split = valid)."""
     losses = []

@@ -8,8 +8,9 @@
 # tokens (trained at L); then docs/results/thesis-ch5.md. Resumable: a run with result.json is not trained again.
 #
 # Usage: bench/thesis-ch5.sh [BUILD_DIR] [OUT_DIR]
-#   CORPORA="code"   corpora (code markup books)   SEEDS="1 2 3"   seeds per system
+#   CORPORA="code markup books"  the corpora   SEEDS="1 2 3"   seeds per system
 #   SYSTEMS="..."    system names (default all, see below)         JOBS=2  runs side by side
+#   ABLATIONS=0      1: also Tables 5.2-5.4 in miniature on the first corpus (27 more runs, below)
 #   EXTRA="k=v ..."  more overrides for every run (e.g. train.max_steps=50 for a smoke test)
 #   TRAIN_BYTES=8000000, EVAL_BYTES=500000: the text of each split used (documents in order,
 #                    the last one cut): the corpora hold 100-250 MB, far more than a run reads
@@ -20,7 +21,7 @@ set -euo pipefail
 build=${1:-build}
 out=${2:-runs/thesis-ch5}
 strata="$build/strata"
-corpora=${CORPORA:-code}
+corpora=${CORPORA:-"code markup books"}
 seeds=${SEEDS:-"1 2 3"}
 jobs=${JOBS:-2}
 test_bytes=${TEST_BYTES:-60000}
@@ -44,7 +45,24 @@ mf-s4d|model.bst_context=mf model.bst_kernel=s4d
 sh-unstruct|model.bst_context=sh model.bst_kernel=unstructured
 mf-unstruct|model.bst_context=mf model.bst_kernel=unstructured
 '
+# Tables 5.2-5.4 in miniature, each a BST:SH:S4D model that differs from sh-s4d (BST layers at
+# {1, 3} of 0-3, N = 16) in one setting: a single BST layer at each depth (5.2), three and four
+# BST layers (5.3; one is t52-at1, two is sh-s4d), and N = 8, 32, 64 states (5.4).
+ablation_systems='
+t52-at0|model.bst_layers="0"
+t52-at1|model.bst_layers="1"
+t52-at2|model.bst_layers="2"
+t52-at3|model.bst_layers="3"
+t53-3layers|model.bst_layers="1,2,3"
+t53-4layers|model.bst_layers="0,1,2,3"
+t54-n8|model.bst_states=8
+t54-n32|model.bst_states=32
+t54-n64|model.bst_states=64
+'
 systems=${SYSTEMS:-$(echo "$all_systems" | cut -d'|' -f1 | xargs)}
+ablations=""
+[[ ${ABLATIONS:-0} == 1 ]] && ablations=$(echo "$ablation_systems" | cut -d'|' -f1 | xargs)
+all_systems+=$ablation_systems
 started=$(date +%s)
 
 # A corpus, its tokenizer (byte-level BPE, 2000) and its test text, made once.
@@ -101,11 +119,16 @@ export -f run_one
 export out strata config all_systems windows
 
 for corpus in $corpora; do prepare "$corpus"; done
-total=0
-for corpus in $corpora; do for system in $systems; do for seed in $seeds; do total=$((total + 1)); done; done; done
-echo "== $total runs, $jobs at a time (one thread each)"
-for seed in $seeds; do for corpus in $corpora; do for system in $systems; do echo "$corpus $system $seed"; done; done; done |
-  xargs -P "$jobs" -n 3 bash -c 'run_one "$@"' _
+first=$(echo "$corpora" | cut -d' ' -f1)
+jobs_list() {  # "corpus system seed", a seed at a time so that a cut-short run still has whole tables
+  local seed corpus system
+  for seed in $seeds; do
+    for corpus in $corpora; do for system in $systems; do echo "$corpus $system $seed"; done; done
+    for system in $ablations; do echo "$first $system $seed"; done
+  done
+}
+echo "== $(jobs_list | wc -l) runs, $jobs at a time (one thread each)"
+jobs_list | xargs -P "$jobs" -n 3 bash -c 'run_one "$@"' _
 
 # Fig. 5.4: one layer's forward time, SLIDE against BST, in one run (two threads).
 if [[ ${BENCH:-1} == 1 && ! -f "$out/bench-bst.json" ]]; then
@@ -122,7 +145,6 @@ fi
 # whole sequence again every step), for the first seed of sh-s4d, mf-unstruct and slide.
 generate_out="$out/generate.jsonl"
 if [[ ${GENERATE:-1} == 1 && ! -f "$generate_out" ]]; then
-  first=$(echo "$corpora" | cut -d' ' -f1)
   rows=""
   for system in slide sh-s4d mf-unstruct; do
     model="$out/$first/runs/$system-s1/run"
@@ -142,5 +164,6 @@ j.update(system=sys.argv[2], prompt_kb=int(sys.argv[3])); print(json.dumps(j))' 
 fi
 
 python3 bench/thesis_ch5_report.py --out-dir "$out" --corpora "$corpora" --systems "$systems" --config "$config" \
+  --ablations "$ablations" \
   --windows "$windows" --minutes "$(( ($(date +%s) - started) / 60 ))" --report "$report"
 echo "== wrote $report"

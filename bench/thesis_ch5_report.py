@@ -10,7 +10,7 @@ import os
 import random
 import statistics
 
-from report_common import fmt, mean_std, write_atomic
+from report_common import fmt_seeds, write_atomic
 
 THESIS_TABLE_5_1 = {  # perplexity on PG19 / arXiv / GitHub (thesis Table 5.1)
     "slide": (12.12, 2.69, 2.28), "xl": (11.96, 2.48, 2.01), "brect": (11.55, 2.36, 2.04), "sh-s4d": (11.57, 2.51, 2.14), "mh-s4d": (11.60, 2.52, 2.15),
@@ -18,6 +18,29 @@ THESIS_TABLE_5_1 = {  # perplexity on PG19 / arXiv / GitHub (thesis Table 5.1)
 }
 CORPUS_COLUMN = {"books": 0, "markup": 1, "code": 2}  # which thesis corpus each stands in for
 CHUNK = 256  # tokens a bootstrap unit: neighbouring tokens' losses are not independent
+# Pairs of Table 5.1's rows whose order the thesis discusses: MF against SH (SH wins on PG19, MF
+# on arXiv and GitHub), the unstructured kernel against S4D, MH against SH, BRecT against XL.
+# The direction each finding expects is read from THESIS_TABLE_5_1's column for the corpus.
+# Tables 5.2-5.4 (PG19 perplexity; thesis 12 layers, ours 4): what each miniature row stands for.
+ABLATIONS = {
+    "t52-at0": ("5.2", "one BST layer, at 0 (of 0-3)"), "t52-at1": ("5.2", "one BST layer, at 1"),
+    "t52-at2": ("5.2", "one BST layer, at 2"), "t52-at3": ("5.2", "one BST layer, at 3"),
+    "t53-3layers": ("5.3", "three BST layers, at 1, 2, 3"), "t53-4layers": ("5.3", "four BST layers, at 0-3"),
+    "t54-n8": ("5.4", "N = 8 states"), "t54-n32": ("5.4", "N = 32 states"), "t54-n64": ("5.4", "N = 64 states"),
+}
+THESIS_ABLATIONS = {
+    "5.2": "a single BST layer at 3/7/9/12 of 12: 12.41/11.92/11.88/12.03 (the lowest is the worst)",
+    "5.3": "2/3/4/5 BST layers: 11.69/11.57/11.21/11.20 (more layers help, then level off), +3.5 % step time a layer",
+    "5.4": "N = 8/16/32/64: 11.95/11.57/11.55/11.54 (8 is worse, past 16 flat), step time ×0.7/1.0/1.8/3.2",
+}
+# Each checked ablation finding: (lower, higher, the thesis's claim).
+ABLATION_FINDINGS = [
+    ("t52-at2", "t52-at0", "Table 5.2: a single BST layer near 2/3 depth beats one at the bottom"),
+    ("t53-4layers", "t52-at1", "Table 5.3: four BST layers beat one"),
+    ("sh-s4d", "t54-n8", "Table 5.4: N = 16 beats N = 8"),
+]
+PAIRS = [("mf-s4d", "sh-s4d"), ("mf-unstruct", "sh-unstruct"), ("sh-unstruct", "sh-s4d"),
+         ("mf-unstruct", "mf-s4d"), ("mh-s4d", "sh-s4d"), ("brect", "xl")]
 
 
 def scores(path):
@@ -77,8 +100,104 @@ def seed_differences(runs, reference_runs):
     return out
 
 
+def verdict(diff, pval, per_seed):
+    """Holds when the seeds' mean is lower (diff < 0) at p < 0.05 and every seed agrees."""
+    if pval >= 0.05:
+        return "not established (p >= 0.05)"
+    if len(per_seed) < 2:
+        return "not established (one seed)"
+    if len({d < 0 for d in per_seed}) != 1:
+        return "not established (the seeds disagree)"
+    return "holds" if diff < 0 else "does not hold"
+
+
 def p_text(p, resamples=2000):
     return f"< {1 / resamples:.4f}" if p == 0 else f"= {p:.3f}"
+
+
+def finished_runs(base, system):
+    return [r for r in sorted(glob.glob(os.path.join(base, "runs", f"{system}-s*")))
+            if os.path.exists(os.path.join(r, "result.json"))]
+
+
+def ablation_section(out_dir, corpus, names, findings_out):
+    """Tables 5.2-5.4 in miniature on the first corpus, each row against sh-s4d, with the thesis's
+    numbers beside them; appends the checked findings to findings_out."""
+    base = os.path.join(out_dir, corpus)
+    reference = finished_runs(base, "sh-s4d")
+    runs = {n: finished_runs(base, n) for n in names}
+    if not reference or not any(runs.values()):
+        return []
+    ref_scores = mean_over_seeds(reference, "scores.jsonl")
+    ref_seconds = statistics.mean(json.load(open(os.path.join(r, "result.json")))["train_seconds"] for r in reference)
+    out = ["## Ablations (Tables 5.2-5.4)", "",
+           f"On {corpus}, BST:SH:S4D changed in one setting against sh-s4d (BST layers at 1 and 3, N = 16); the "
+           "training time is a run's wall time over sh-s4d's (two runs at a time, one thread each: a rough "
+           "step-time ratio).", "",
+           "| table | model | seeds | test perplexity | vs sh-s4d: Δ loss, p | training time / sh-s4d's |",
+           "|---|---|---|---|---|---|"]
+    for n in names:
+        if not runs[n]:
+            continue
+        ppl = [json.load(open(os.path.join(r, "test.json")))["perplexity"] for r in runs[n]]
+        diff, pval, _ = paired_bootstrap(mean_over_seeds(runs[n], "scores.jsonl"), ref_scores)
+        seconds = statistics.mean(json.load(open(os.path.join(r, "result.json")))["train_seconds"] for r in runs[n])
+        table, what = ABLATIONS[n]
+        out.append(f"| {table} | {n}: {what} | {len(ppl)} | {fmt_seeds(ppl)} | {diff:+.4f}, p {p_text(pval)} | "
+                   f"{seconds / ref_seconds:.2f} |")
+    out += [""] + [f"- Thesis Table {t}: {text}." for t, text in THESIS_ABLATIONS.items()] + [""]
+    every = dict(runs, **{"sh-s4d": reference})
+    for lower, higher, claim in ABLATION_FINDINGS:
+        if every.get(lower) and every.get(higher):
+            diff, pval, _ = paired_bootstrap(mean_over_seeds(every[lower], "scores.jsonl"),
+                                             mean_over_seeds(every[higher], "scores.jsonl"))
+            per_seed = seed_differences(every[lower], every[higher])
+            findings_out.append(f"- {corpus}: {claim} ({lower} against {higher}): Δ {diff:+.4f} nats/token, "
+                                f"p {p_text(pval)}: **{verdict(diff, pval, per_seed)}**")
+    return out
+
+
+def convergence(out_dir):
+    """The range of the runs' last training loss beside the range of their test loss, per corpus."""
+    parts = []
+    for corpus in CORPUS_COLUMN:
+        train, test = [], []
+        for run in glob.glob(os.path.join(out_dir, corpus, "runs", "*", "result.json")):
+            run = os.path.dirname(run)
+            with open(os.path.join(run, "run", "metrics.jsonl")) as f:
+                rows = [json.loads(x) for x in f if x.strip()]
+            train.append([r["loss"] for r in rows if r.get("split") == "train"][-1])
+            test.append(json.load(open(os.path.join(run, "test.json")))["loss"])
+        if train:
+            parts.append(f"{corpus}: {min(train):.1f}-{max(train):.1f} at the last step against "
+                         f"{min(test):.1f}-{max(test):.1f} on the test text")
+    return "; ".join(parts)
+
+
+def not_run(out_dir):
+    """The thesis's experiments this page lacks: what the runs on disk leave out, then what was never built."""
+    out = []
+    for corpus in CORPUS_COLUMN:
+        base = os.path.join(out_dir, corpus)
+        done = {s: len(finished_runs(base, s)) for s in THESIS_TABLE_5_1}
+        if not any(done.values()):
+            out.append(f"- The *{corpus}* corpus: no runs.")
+            continue
+        missing = [s for s, n in done.items() if n == 0]
+        short = [f"{s} ({n})" for s, n in done.items() if 0 < n < 3]
+        if missing:
+            out.append(f"- {corpus}: Table 5.1 rows not run: {', '.join(missing)}.")
+        if short:
+            out.append(f"- {corpus}: rows with fewer than 3 seeds: {', '.join(short)}.")
+    if not any(finished_runs(os.path.join(out_dir, c), n) for c in CORPUS_COLUMN for n in ABLATIONS):
+        out.append("- Tables 5.2-5.4's ablations (`ABLATIONS=1` runs them: 27 runs on the first corpus).")
+    out += ["- GSS-HYBRID and the large (-L) models of Table 5.1: no GSS layer is built; the large models are "
+            "out of this machine's reach.",
+            "- Table 5.5 (LRA) and its miniature, Fig. 5.4 right (perplexity against the training window) and "
+            "Fig. 5.5 (scaling from 80M to 1.3B parameters).",
+            "- BRecT's recurrent state carried from one training sequence to the next (the thesis's "
+            "non-differentiable cache across segments): here it starts afresh in each sequence."]
+    return out
 
 
 def main():
@@ -88,13 +207,19 @@ def main():
     p.add_argument("--systems", required=True)
     p.add_argument("--config", required=True)
     p.add_argument("--windows", required=True)
+    p.add_argument("--ablations", default="")
     p.add_argument("--minutes", type=int, default=0)
     p.add_argument("--report", required=True)
     a = p.parse_args()
     systems, windows = a.systems.split(), [int(w) for w in a.windows.split()]
+    results = [json.load(open(f)) for f in glob.glob(os.path.join(a.out_dir, "*", "runs", "*", "result.json"))]
+    train_minutes = sum(r["train_seconds"] for r in results) / 60
+    command = (f"CORPORA=\"{a.corpora}\" " + ("ABLATIONS=1 " if a.ablations else "")
+               + "bench/thesis-ch5.sh")
     lines = ["# Thesis ch. 5: Block-State Transformer language models, in miniature", "",
-             f"Made by `bench/thesis-ch5.sh` from `{a.config}` in {a.minutes} minutes on this 2-core machine "
-             "(two runs at a time, one thread each). Regenerate with the same command; runs are resumed.", "",
+             f"Made by `{command}` from `{a.config}` on this 2-core machine (two runs at a time, one thread "
+             f"each): {len(results)} runs whose training took {train_minutes:.0f} minutes of one core in all; the "
+             f"script's last invocation took {a.minutes} minutes. The same command regenerates it; runs are resumed.", "",
              "**Scale.** The thesis: 12 layers, D = 1024, trained at L = 4096 with W = 512 on PG19, arXiv and "
              "GitHub (billions of tokens), BST layers at {1, 7, 9}. Here: 4 layers, D = 128, L = 512, W = 64, "
              "BST layers at {1, 3}, byte-level BPE of 2,000 tokens, 300 steps of 4,096 tokens (1.2M tokens; "
@@ -104,11 +229,10 @@ def main():
              "previous window (the thesis's TRSF-XL:2048 beside SLIDE:512). BRecT (fixed gates, skip) has one "
              "recurrent layer of W = 64 state vectors at layer 2, updated block by block within a training "
              "sequence; unlike the thesis's, its state is not carried from one training sequence to the next.", ""]
-    findings, length_findings, timing_findings = [], [], []
+    findings, length_findings, timing_findings, pair_findings, ablation_findings = [], [], [], [], []
     for corpus in a.corpora.split():
         base = os.path.join(a.out_dir, corpus)
-        runs = {s: sorted(glob.glob(os.path.join(base, "runs", f"{s}-s*"))) for s in systems}
-        runs = {s: [r for r in rs if os.path.exists(os.path.join(r, "result.json"))] for s, rs in runs.items()}
+        runs = {s: finished_runs(base, s) for s in systems}
         if not any(runs.values()):
             continue
         lines += [f"## {corpus}", ""]
@@ -118,7 +242,7 @@ def main():
         uni = unigram_loss(ids, vocab)
         lines += [f"Test text: {len(ids)} scored tokens. Unigram (fit on them): loss {uni:.3f}, perplexity "
                   f"{math.exp(uni):.1f}.", "",
-                  "| system | seeds | parameters | test perplexity (mean ± std) | thesis (its corpus) | "
+                  "| system | seeds | parameters | test perplexity (mean ± std over seeds) | thesis (its corpus) | "
                   "vs SLIDE: Δ loss of the seeds' mean log-probabilities, p (paired bootstrap over chunks of 256 "
                   "tokens); Δ loss of each seed against SLIDE's same seed |", "|---|---|---|---|---|---|"]
         slide = mean_over_seeds(runs.get("slide", []), "scores.jsonl")
@@ -128,7 +252,7 @@ def main():
                 continue
             ppl = [json.load(open(os.path.join(r, "test.json")))["perplexity"] for r in runs[s]]
             params = json.load(open(os.path.join(runs[s][0], "result.json")))["parameters"]
-            stats[s] = mean_std(ppl)
+            stats[s] = statistics.mean(ppl)
             mine = mean_over_seeds(runs[s], "scores.jsonl")
             versus = "-"
             if s != "slide" and slide and mine:
@@ -138,8 +262,21 @@ def main():
                     ", ".join(f"{d:+.3f}" for d in per_seed)
                 findings.append((corpus, s, diff, pval, per_seed))
             thesis = THESIS_TABLE_5_1.get(s, ("-",) * 3)[CORPUS_COLUMN.get(corpus, 0)]
-            lines.append(f"| {s} | {len(ppl)} | {params:,} | {fmt(stats[s])} | {thesis} | {versus} |")
-        learned = [s for s in stats if stats[s][0] < math.exp(uni)]
+            lines.append(f"| {s} | {len(ppl)} | {params:,} | {fmt_seeds(ppl)} | {thesis} | {versus} |")
+        for a_name, b_name in PAIRS:
+            if runs.get(a_name) and runs.get(b_name):
+                diff, pval, _ = paired_bootstrap(mean_over_seeds(runs[a_name], "scores.jsonl"),
+                                                 mean_over_seeds(runs[b_name], "scores.jsonl"))
+                per_seed = seed_differences(runs[a_name], runs[b_name])
+                column = CORPUS_COLUMN.get(corpus, 0)
+                ta, tb = THESIS_TABLE_5_1[a_name][column], THESIS_TABLE_5_1[b_name][column]
+                lower, higher = (a_name, b_name) if ta < tb else (b_name, a_name)
+                signed = diff if lower == a_name else -diff
+                pair_findings.append(
+                    f"- {corpus}: {lower} has a lower test loss than {higher} (thesis {min(ta, tb)} against "
+                    f"{max(ta, tb)}): Δ {signed:+.4f} nats/token, p {p_text(pval)}: "
+                    f"**{verdict(signed, pval, per_seed if lower == a_name else [-d for d in per_seed])}**")
+        learned = [s for s in stats if stats[s] < math.exp(uni)]
         lines += ["", f"Every system below the unigram's perplexity {math.exp(uni):.1f}: "
                   f"{'yes' if len(learned) == len(stats) else 'no: ' + ', '.join(set(stats) - set(learned))}.", ""]
         lines += ["### Length generalisation (Fig. 5.3)", "",
@@ -190,6 +327,7 @@ def main():
                   "this CPU, most of all for MH and MF, which run 8 and 32 filters over the whole sequence "
                   "(MF reads them at one position a block: the S4D state carried block to block would cost "
                   "O(L C N) instead; not done).", ""]
+    lines += ablation_section(a.out_dir, a.corpora.split()[0], a.ablations.split(), findings_out=ablation_findings)
     long_bench = os.path.join(a.out_dir, "bench-bst-long.json")
     if os.path.exists(long_bench):
         j = json.load(open(long_bench))
@@ -233,22 +371,22 @@ def main():
                   "context states' cost with the SSM's; S4D decoded by re-convolution was not timed.", ""]
     lines += ["## The thesis's findings, checked", "",
               "Read these at their scale: 1.2M training tokens leave every model far from converged (training "
-              "loss 3.6-4.0 at the last step against ~5.0 on the test text), where the thesis compares converged models trained "
+              f"loss {convergence(a.out_dir)}), where the thesis compares converged models trained "
               "on billions of tokens; a verdict here is about small models early in training.", ""]
     for corpus, s, diff, pval, per_seed in findings:
-        agree = len(per_seed) > 1 and len({d < 0 for d in per_seed}) == 1
-        if pval >= 0.05 or not agree:
-            verdict = "not established (" + ("p >= 0.05" if pval >= 0.05 else
-                                              "one seed" if len(per_seed) < 2 else "the seeds disagree") + ")"
-        else:
-            verdict = "holds" if diff < 0 else "does not hold"
         lines.append(f"- {corpus}: {s} has a lower test loss than SLIDE (Table 5.1): Δ {diff:+.4f} nats/token, "
-                     f"p {p_text(pval)}: **{verdict}**")
+                     f"p {p_text(pval)}: **{verdict(diff, pval, per_seed)}**")
+    if pair_findings:
+        lines += ["", "Between Table 5.1's other rows (the thesis's order on the corpus this one stands in for):"]
+        lines += pair_findings
+    if ablation_findings:
+        lines += ["", "Tables 5.2-5.4:"] + ablation_findings
     if timing_findings:
         lines += [""] + timing_findings
     if length_findings:
         lines += ["", "Fig. 5.3 (a BST model keeps its perplexity far past its training length; SLIDE reads "
                   "only 2W tokens back, so longer windows cannot hurt it):"] + length_findings
+    lines += ["", "## Not run here", ""] + not_run(a.out_dir)
     write_atomic(a.report, lines + [""])
 
 
