@@ -17,6 +17,7 @@ THESIS_TABLE_5_1 = {  # perplexity on PG19 / arXiv / GitHub (thesis Table 5.1)
     "mf-s4d": (11.63, 2.48, 2.07), "sh-unstruct": (11.52, 2.49, 2.09), "mf-unstruct": (11.56, 2.44, 2.03),
 }
 CORPUS_COLUMN = {"books": 0, "markup": 1, "code": 2}  # which thesis corpus each stands in for
+TRAINED = 512  # configs/thesis-ch5.toml's data.block_size: the length every system trained at
 CHUNK = 256  # tokens a bootstrap unit: neighbouring tokens' losses are not independent
 # Pairs of Table 5.1's rows whose order the thesis discusses: MF against SH (SH wins on PG19, MF
 # on arXiv and GitHub), the unstructured kernel against S4D, MH against SH, BRecT against XL.
@@ -87,17 +88,32 @@ def paired_bootstrap(a, b, resamples=2000, seed=7):
     return observed, min(1.0, 2 * flips / resamples), len(chunks)
 
 
-def seed_differences(runs, reference_runs):
-    """Each seed's mean per-token loss minus the reference system's at the same seed."""
+def seed_differences(runs, reference_runs, name="scores.jsonl", reference_name="scores.jsonl"):
+    """Each seed's mean per-token loss (in its `name` scores) minus the reference's at the same seed."""
     by_seed = {os.path.basename(r).rsplit("-s", 1)[1]: r for r in reference_runs}
     out = []
     for r in runs:
         seed = os.path.basename(r).rsplit("-s", 1)[1]
         if seed in by_seed:
-            mine = scores(os.path.join(r, "scores.jsonl"))[1]
-            theirs = scores(os.path.join(by_seed[seed], "scores.jsonl"))[1]
+            mine = scores(os.path.join(r, name))[1]
+            theirs = scores(os.path.join(by_seed[seed], reference_name))[1]
             out.append(statistics.mean(theirs) - statistics.mean(mine))
     return out
+
+
+def best_at_longest(corpus, runs, long_losses, longest):
+    """Fig. 5.3's "SH:S4 is best at the longest length": sh-s4d against the best other system
+    in windows of `longest` tokens, paired."""
+    others = {s: v for s, v in long_losses.items() if s != "sh-s4d" and not math.isnan(v)}
+    if "sh-s4d" not in long_losses or not others:
+        return []
+    rival = min(others, key=others.get)
+    name = f"scores-w{longest}.jsonl"
+    diff, pval, _ = paired_bootstrap(mean_over_seeds(runs["sh-s4d"], name), mean_over_seeds(runs[rival], name))
+    per_seed = seed_differences(runs["sh-s4d"], runs[rival], name, name)
+    return [f"- {corpus}: sh-s4d has the lowest loss in windows of {longest} (Fig. 5.3: SH:S4-L is best at 65k on "
+            f"every corpus); against the best other system there, {rival}: Δ {diff:+.4f} nats/token, "
+            f"p {p_text(pval)}: **{verdict(diff, pval, per_seed)}**"]
 
 
 def verdict(diff, pval, per_seed):
@@ -284,6 +300,7 @@ def main():
                   "at L = 512. One pass reads the whole text (the SSM's kernel generated at its length).", "",
                   "| system | " + " | ".join(f"w = {w}" for w in windows) + " | one pass |",
                   "|---|" + "---|" * (len(windows) + 1)]
+        long_losses = {}
         for s in systems:
             if not runs[s]:
                 continue
@@ -293,13 +310,18 @@ def main():
                 losses[w] = -statistics.mean(lp) if lp else float("nan")
                 cells.append(f"{losses[w]:.3f}" if lp else "-")
             lines.append(f"| {s} | " + " | ".join(cells) + " |")
-            longest, trained = max(windows), 512
-            if trained in losses and longest in losses:
-                rise = losses[longest] - losses[trained]
+            if TRAINED in windows:
+                long_name, trained_name = f"scores-w{max(windows)}.jsonl", f"scores-w{TRAINED}.jsonl"
+                rise, pval, _ = paired_bootstrap(mean_over_seeds(runs[s], long_name),
+                                                 mean_over_seeds(runs[s], trained_name))
+                per_seed = seed_differences(runs[s], runs[s], long_name, trained_name)
+                rises = pval < 0.05 and rise > 0 and len(per_seed) > 1 and all(d > 0 for d in per_seed)
                 length_findings.append(
-                    f"- {corpus}: {s} read at {longest // trained}× its training length (windows of {longest}) "
-                    f"against its own length: loss {rise:+.4f} nats/token: **"
-                    + ("holds (no rise)" if rise <= 0 else "does not hold (the loss rises)") + "**")
+                    f"- {corpus}: {s} read at {max(windows) // TRAINED}× its training length (windows of "
+                    f"{max(windows)}) against its own length: loss {rise:+.4f} nats/token, p {p_text(pval)}: **"
+                    + ("does not hold (the loss rises)" if rises else "holds (no significant rise)") + "**")
+            long_losses[s] = losses.get(max(windows), float("nan"))
+        length_findings += best_at_longest(corpus, runs, long_losses, max(windows))
         lines.append("")
     bench = os.path.join(a.out_dir, "bench-bst.json")
     if os.path.exists(bench):
