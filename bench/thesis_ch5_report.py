@@ -3,6 +3,7 @@
 per-token losses against SLIDE, Fig. 5.3's length generalisation and Fig. 5.4's layer
 timing, with the thesis's findings checked one by one."""
 import argparse
+import functools
 import glob
 import json
 import math
@@ -44,15 +45,17 @@ PAIRS = [("mf-s4d", "sh-s4d"), ("mf-unstruct", "sh-unstruct"), ("sh-unstruct", "
          ("mf-unstruct", "mf-s4d"), ("mh-s4d", "sh-s4d"), ("brect", "xl")]
 
 
+@functools.lru_cache(maxsize=None)
 def scores(path):
-    """(token ids, log-probabilities) of a `strata lm score` JSONL file."""
+    """(token ids, log-probabilities) of a `strata lm score` JSONL file, read once: every
+    comparison of the page reads the same files again."""
     ids, logprobs = [], []
     with open(path) as f:
         for line in f:
             row = json.loads(line)
             ids.append(row["token"])
             logprobs.append(row["logprob"])
-    return ids, logprobs
+    return tuple(ids), tuple(logprobs)
 
 
 def mean_over_seeds(runs, name):
