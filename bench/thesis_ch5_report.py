@@ -104,6 +104,13 @@ def seed_differences(runs, reference_runs, name="scores.jsonl", reference_name="
     return out
 
 
+def compare(runs, reference_runs, name="scores.jsonl", reference_name="scores.jsonl"):
+    """(Δ mean loss, p, chunks, Δ per seed) of `runs` against `reference_runs`: the paired
+    bootstrap of the seeds' mean log-probabilities and each seed against the same seed."""
+    diff, pval, chunks = paired_bootstrap(mean_over_seeds(runs, name), mean_over_seeds(reference_runs, reference_name))
+    return diff, pval, chunks, seed_differences(runs, reference_runs, name, reference_name)
+
+
 def best_at_longest(corpus, runs, long_losses, longest):
     """Fig. 5.3's "SH:S4 is best at the longest length": sh-s4d against the best other system
     in windows of `longest` tokens, paired."""
@@ -112,8 +119,7 @@ def best_at_longest(corpus, runs, long_losses, longest):
         return []
     rival = min(others, key=others.get)
     name = f"scores-w{longest}.jsonl"
-    diff, pval, _ = paired_bootstrap(mean_over_seeds(runs["sh-s4d"], name), mean_over_seeds(runs[rival], name))
-    per_seed = seed_differences(runs["sh-s4d"], runs[rival], name, name)
+    diff, pval, _, per_seed = compare(runs["sh-s4d"], runs[rival], name, name)
     return [f"- {corpus}: sh-s4d has the lowest loss in windows of {longest} (Fig. 5.3: SH:S4-L is best at 65k on "
             f"every corpus); against the best other system there, {rival}: Δ {diff:+.4f} nats/token, "
             f"p {p_text(pval)}: **{verdict(diff, pval, per_seed)}**"]
@@ -168,9 +174,7 @@ def ablation_section(out_dir, corpus, names, findings_out):
     every = dict(runs, **{"sh-s4d": reference})
     for lower, higher, claim in ABLATION_FINDINGS:
         if every.get(lower) and every.get(higher):
-            diff, pval, _ = paired_bootstrap(mean_over_seeds(every[lower], "scores.jsonl"),
-                                             mean_over_seeds(every[higher], "scores.jsonl"))
-            per_seed = seed_differences(every[lower], every[higher])
+            diff, pval, _, per_seed = compare(every[lower], every[higher])
             findings_out.append(f"- {corpus}: {claim} ({lower} against {higher}): Δ {diff:+.4f} nats/token, "
                                 f"p {p_text(pval)}: **{verdict(diff, pval, per_seed)}**")
     return out
@@ -264,7 +268,6 @@ def main():
                   "| system | seeds | parameters | test perplexity (mean ± std over seeds) | thesis (its corpus) | "
                   "vs SLIDE: Δ loss of the seeds' mean log-probabilities, p (paired bootstrap over chunks of 256 "
                   "tokens); Δ loss of each seed against SLIDE's same seed |", "|---|---|---|---|---|---|"]
-        slide = mean_over_seeds(runs.get("slide", []), "scores.jsonl")
         stats = {}
         for s in systems:
             if not runs[s]:
@@ -272,11 +275,9 @@ def main():
             ppl = [json.load(open(os.path.join(r, "test.json")))["perplexity"] for r in runs[s]]
             params = json.load(open(os.path.join(runs[s][0], "result.json")))["parameters"]
             stats[s] = statistics.mean(ppl)
-            mine = mean_over_seeds(runs[s], "scores.jsonl")
             versus = "-"
-            if s != "slide" and slide and mine:
-                diff, pval, n = paired_bootstrap(mine, slide)
-                per_seed = seed_differences(runs[s], runs["slide"])
+            if s != "slide" and runs.get("slide"):  # a finished run has its scores
+                diff, pval, n, per_seed = compare(runs[s], runs["slide"])
                 versus = f"{diff:+.4f}, p {p_text(pval)} ({n} chunks); per seed " + \
                     ", ".join(f"{d:+.3f}" for d in per_seed)
                 findings.append((corpus, s, diff, pval, per_seed))
@@ -284,9 +285,7 @@ def main():
             lines.append(f"| {s} | {len(ppl)} | {params:,} | {fmt_seeds(ppl)} | {thesis} | {versus} |")
         for a_name, b_name in PAIRS:
             if runs.get(a_name) and runs.get(b_name):
-                diff, pval, _ = paired_bootstrap(mean_over_seeds(runs[a_name], "scores.jsonl"),
-                                                 mean_over_seeds(runs[b_name], "scores.jsonl"))
-                per_seed = seed_differences(runs[a_name], runs[b_name])
+                diff, pval, _, per_seed = compare(runs[a_name], runs[b_name])
                 column = CORPUS_COLUMN.get(corpus, 0)
                 ta, tb = THESIS_TABLE_5_1[a_name][column], THESIS_TABLE_5_1[b_name][column]
                 lower, higher = (a_name, b_name) if ta < tb else (b_name, a_name)
@@ -315,9 +314,7 @@ def main():
             lines.append(f"| {s} | " + " | ".join(cells) + " |")
             if TRAINED in windows:
                 long_name, trained_name = f"scores-w{max(windows)}.jsonl", f"scores-w{TRAINED}.jsonl"
-                rise, pval, _ = paired_bootstrap(mean_over_seeds(runs[s], long_name),
-                                                 mean_over_seeds(runs[s], trained_name))
-                per_seed = seed_differences(runs[s], runs[s], long_name, trained_name)
+                rise, pval, _, per_seed = compare(runs[s], runs[s], long_name, trained_name)
                 rises = pval < 0.05 and rise > 0 and len(per_seed) > 1 and all(d > 0 for d in per_seed)
                 length_findings.append(
                     f"- {corpus}: {s} read at {max(windows) // TRAINED}× its training length (windows of "
