@@ -189,7 +189,10 @@ def convergence(out_dir):
             run = os.path.dirname(run)
             with open(os.path.join(run, "run", "metrics.jsonl")) as f:
                 rows = [json.loads(x) for x in f if x.strip()]
-            train.append([r["loss"] for r in rows if r.get("split") == "train"][-1])
+            logged = [r["loss"] for r in rows if r.get("split") == "train"]
+            if not logged:  # a run shorter than the logging interval (a smoke test)
+                continue
+            train.append(logged[-1])
             test.append(json.load(open(os.path.join(run, "test.json")))["loss"])
         if train:
             parts.append(f"{corpus}: {min(train):.1f}-{max(train):.1f} at the last step against "
