@@ -148,9 +148,11 @@ UnstructuredKernelImpl::UnstructuredKernelImpl(const StateSpaceOptions& options)
 }
 
 at::Tensor UnstructuredKernelImpl::forward(std::int64_t length) {
-  const double span = static_cast<double>(options_.filter_length - 1);
+  // The taps are made at least as far as the training length: they are normalised there.
+  const std::int64_t trained = options_.filter_length, made = std::max(length, trained);
+  const double span = static_cast<double>(trained - 1);
   const auto real = in_weight.options().requires_grad(false);
-  const at::Tensor l = torch::arange(length, real).unsqueeze(-1);            // [L, 1]
+  const at::Tensor l = torch::arange(made, real).unsqueeze(-1);              // [L, 1]
   const at::Tensor t = l / span;                                             // 1 at the training length
   const at::Tensor bands = torch::linspace(1e-4, static_cast<double>(options_.filter_bands - 1),
                                            options_.filter_bands, real);     // [F]
@@ -159,8 +161,14 @@ at::Tensor UnstructuredKernelImpl::forward(std::int64_t length) {
   at::Tensor h = torch::sin(frequency * torch::addmm(in_bias, features, in_weight.t()));
   h = torch::sin(frequency * torch::addmm(hidden_bias, h, hidden_weight.t()));
   h = torch::mm(h, out_weight.t());  // [L, O * C], no bias
-  const at::Tensor k = h.t().reshape({options_.outputs, options_.channels, length});
-  return k * torch::exp(-t.squeeze(-1) * decay.unsqueeze(-1));  // exp(-|alpha_c| t)
+  const at::Tensor k = h.t().reshape({options_.outputs, options_.channels, made}) *
+                       torch::exp(-t.squeeze(-1) * decay.unsqueeze(-1));  // exp(-|alpha_c| t)
+  // Hyena's normalisation: each filter divided by the L1 norm of its taps, here over the
+  // training length only, so that a longer kernel keeps the taps it was trained with. Without
+  // it the smooth filter's gain on the input's mean grows with the position (hundreds at
+  // L = 512) and BST:SH, which reads every position's state, trained far worse than SLIDE.
+  const at::Tensor norm = k.narrow(-1, 0, trained).abs().sum(-1, true);
+  return (k / norm).narrow(-1, 0, length);
 }
 
 StateSpaceImpl::StateSpaceImpl(const StateSpaceOptions& options) : options_(options) {

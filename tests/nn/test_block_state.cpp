@@ -116,6 +116,23 @@ TEST(StateSpace, KernelsAreGeneratedForAnyLength) {
   }
 }
 
+TEST(StateSpace, UnstructuredFiltersHaveUnitL1NormOverTheTrainingLength) {
+  // Hyena's normalisation, over the training length whatever length is made: a constant input
+  // then gives an output no larger than itself there (before it, the smooth filter's gain on
+  // the mean grew with the position), and the taps past it continue the same filter.
+  torch::manual_seed(6);
+  nn::StateSpace ssm(options_of("unstructured", 2));
+  const at::Tensor longest = ssm->kernel(64);
+  const at::Tensor norms = longest.narrow(2, 0, 16).abs().sum(2);
+  EXPECT_TRUE(torch::allclose(norms, torch::ones_like(norms), 1e-5, 1e-5));
+  EXPECT_TRUE(torch::allclose(ssm->kernel(4), longest.narrow(2, 0, 4), 1e-5, 1e-6));  // not renormalised
+  torch::NoGradGuard no_grad;
+  for (const auto& p : ssm->unstructured->parameters()) p.mul_(3);  // a trained filter's other scale
+  const at::Tensor constant = torch::ones({1, 3, 16});
+  const at::Tensor convolved = nn::causal_fft_conv(constant.unsqueeze(1), ssm->kernel(16));
+  EXPECT_LE(convolved.abs().max().item<double>(), 1 + 1e-5);
+}
+
 TEST(StateSpace, OutputsReadOnlyTheirPast) {
   torch::manual_seed(4);
   for (const std::string kind : {"s4d", "unstructured"}) {

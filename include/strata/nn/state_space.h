@@ -61,7 +61,8 @@ TORCH_MODULE(S4dKernel);
 // The unstructured kernel: PosEnc(t) = [t, cos(2 pi f t L'), sin(2 pi f t L')] over
 // filter_bands frequencies f, an MLP with sine activations of trainable frequency, a bias-free
 // output layer to outputs * C values, times exp(-|alpha_c| t) with decays spaced linearly from
-// log(1e-2) / 1.5 to log(1e-2) / 0.3 over the channels (slow to fast).
+// log(1e-2) / 1.5 to log(1e-2) / 0.3 over the channels (slow to fast), each filter divided by the
+// L1 norm of its first filter_length taps (Hyena's normalisation, over the training length).
 class UnstructuredKernelImpl : public torch::nn::Module {
  public:
   explicit UnstructuredKernelImpl(const StateSpaceOptions& options);
