@@ -254,7 +254,11 @@ def main():
              "package docs, for PG19). XL is SLIDE's layer with a window of 4 W = 256 and no gradient through the "
              "previous window (the thesis's TRSF-XL:2048 beside SLIDE:512). BRecT (fixed gates, skip) has one "
              "recurrent layer of W = 64 state vectors at layer 2, updated block by block within a training "
-             "sequence; unlike the thesis's, its state is not carried from one training sequence to the next.", ""]
+             "sequence; unlike the thesis's, its state is not carried from one training sequence to the next. "
+             "The unstructured filter (UNSTRUCT, the thesis's HYENA) is divided by the L1 norm of its taps over "
+             "the training length (Hyena's normalisation; without it BST:SH trained far worse than SLIDE, "
+             "docs/block-state.md); past the training length its MLP is read at t > 1 under a decay already at "
+             "0.05 (slowest channel) to 2e-7 (fastest) of its start at t = 1, and is not renormalised.", ""]
     findings, length_findings, timing_findings, pair_findings, ablation_findings = [], [], [], [], []
     for corpus in a.corpora.split():
         base = os.path.join(a.out_dir, corpus)

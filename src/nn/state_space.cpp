@@ -165,8 +165,8 @@ at::Tensor UnstructuredKernelImpl::forward(std::int64_t length) {
                        torch::exp(-t.squeeze(-1) * decay.unsqueeze(-1));  // exp(-|alpha_c| t)
   // Hyena's normalisation: each filter divided by the L1 norm of its taps, here over the
   // training length only, so that a longer kernel keeps the taps it was trained with. Without
-  // it the smooth filter's gain on the input's mean grows with the position (hundreds at
-  // L = 512) and BST:SH, which reads every position's state, trained far worse than SLIDE.
+  // it the filters were larger than S4D's and BST:SH trained far worse than SLIDE
+  // (docs/block-state.md).
   const at::Tensor norm = k.narrow(-1, 0, trained).abs().sum(-1, true);
   return (k / norm).narrow(-1, 0, length);
 }

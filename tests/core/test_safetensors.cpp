@@ -14,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path temp_path(const std::string& name) {
+fs::path safetensors_path(const std::string& name) {
   return fs::temp_directory_path() /
          ("strata_safetensors_" + std::to_string(::getpid()) + "_" + name);
 }
@@ -38,7 +38,7 @@ std::span<const std::byte> as_bytes(const std::string& s) {
 const std::string kOneMinusTwo("\x00\x00\x80\x3f\x00\x00\x00\xc0", 8);
 
 TEST(Safetensors, ParsesAHandBuiltFile) {
-  const fs::path path = temp_path("hand.safetensors");
+  const fs::path path = safetensors_path("hand.safetensors");
   // Key order as HF writes it, padded with spaces to 8 bytes as the spec allows.
   std::string header =
       R"({"__metadata__":{"format":"pt"},"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
@@ -64,7 +64,7 @@ TEST(Safetensors, ParsesAHandBuiltFile) {
 }
 
 TEST(Safetensors, WriterEmitsTheExpectedBytes) {
-  const fs::path path = temp_path("tiny.safetensors");
+  const fs::path path = safetensors_path("tiny.safetensors");
   write_safetensors(path, {{"w", "F32", {2}, as_bytes(kOneMinusTwo)}}, {});
   // nlohmann writes keys sorted; 54 bytes of JSON padded with 2 spaces to 56.
   const std::string header = R"({"w":{"data_offsets":[0,8],"dtype":"F32","shape":[2]}})";
@@ -74,7 +74,7 @@ TEST(Safetensors, WriterEmitsTheExpectedBytes) {
 }
 
 TEST(Safetensors, RoundTripSortsNamesAndKeepsMetadata) {
-  const fs::path path = temp_path("round.safetensors");
+  const fs::path path = safetensors_path("round.safetensors");
   const std::string ints("\x01\x00\x00\x00\x02\x00\x00\x00\x03\x00\x00\x00", 12);
   const std::string flags("\x01\x00\x01", 3);
   const std::map<std::string, std::string> metadata = {{"format", "pt"}, {"note", "é"}};
@@ -111,7 +111,7 @@ TEST(Safetensors, RoundTripSortsNamesAndKeepsMetadata) {
 // Writes `bytes` and expects opening it to fail with a message holding every fragment.
 void expect_rejected(const std::string& name, const std::string& bytes,
                      std::initializer_list<std::string> fragments) {
-  const fs::path path = temp_path(name);
+  const fs::path path = safetensors_path(name);
   write_file_atomic(path, bytes);
   try {
     SafetensorsFile file(path);
@@ -179,7 +179,7 @@ TEST(Safetensors, RejectsCorruptFilesNamingTheProblem) {
 }
 
 TEST(Safetensors, WriterRejectsInconsistentTensors) {
-  const fs::path path = temp_path("reject.safetensors");
+  const fs::path path = safetensors_path("reject.safetensors");
   const auto bytes = as_bytes(kOneMinusTwo);
   auto message = [&](const std::vector<RawTensor>& tensors) -> std::string {
     try {
@@ -199,7 +199,7 @@ TEST(Safetensors, WriterRejectsInconsistentTensors) {
 }
 
 TEST(Safetensors, FailedWriteLeavesTheExistingFileUntouched) {
-  const fs::path path = temp_path("keep.safetensors");
+  const fs::path path = safetensors_path("keep.safetensors");
   write_safetensors(path, {{"w", "F32", {2}, as_bytes(kOneMinusTwo)}}, {{"version", "1"}});
   const std::string before = read_file(path);
   // A valid tensor followed by a bad one: nothing may reach the file.

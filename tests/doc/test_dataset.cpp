@@ -9,17 +9,14 @@
 #include <vector>
 
 #include "strata/core/error.h"
+#include "doc_test_util.h"
 
 namespace strata {
 namespace {
 
-const std::filesystem::path kDataDir = std::filesystem::path(STRATA_FIXTURES_DIR) / "dataset";
+using test::paragraph_texts;
 
-std::vector<std::string> paragraph_texts(const Document& document, const Section& section) {
-  std::vector<std::string> texts;
-  for (const Paragraph& paragraph : section.paragraphs) texts.emplace_back(document.slice(paragraph.span));
-  return texts;
-}
+const std::filesystem::path kDataDir = std::filesystem::path(STRATA_FIXTURES_DIR) / "dataset";
 
 std::vector<Document> read_all(const std::filesystem::path& path) {
   DatasetReader reader(path);

@@ -6,17 +6,13 @@
 
 #include "strata/core/error.h"
 #include "strata/doc/manpage.h"
+#include "doc_test_util.h"
 
 namespace strata {
 namespace {
 
-const std::filesystem::path kDocData = std::filesystem::path(STRATA_FIXTURES_DIR) / "doc";
-
-std::vector<std::string> paragraph_texts(const Document& doc, const Section& section) {
-  std::vector<std::string> out;
-  for (const Paragraph& p : section.paragraphs) out.emplace_back(doc.slice(p.span));
-  return out;
-}
+using test::kDocData;
+using test::paragraph_texts;
 
 std::vector<std::string> sentence_texts(const Document& doc, const Paragraph& paragraph) {
   std::vector<std::string> out;
@@ -31,7 +27,7 @@ const Section& child(const Section& parent, std::string_view heading) {
 }
 
 // Renders one roff body (after a minimal .TH) and returns the text of the document.
-std::string render(std::string_view body) {
+std::string render_man(std::string_view body) {
   const std::string roff = ".TH T 1\n.SH S\n" + std::string(body);
   return parse_manpage(roff, "t.1").document.text;
 }
@@ -173,36 +169,36 @@ TEST(ManPage, TruncatedEscapesNeverReadPastTheEnd) {
       "\\w|x|\\n(.g\\n[x]\\kx\\m[red]\\$1\\e\\&\\c";
   for (std::size_t n = 0; n <= nasty.size(); ++n) {
     const std::string body = nasty.substr(0, n) + "\n";
-    EXPECT_NO_THROW(render(body)) << body;
+    EXPECT_NO_THROW(render_man(body)) << body;
   }
-  EXPECT_EQ(render("end\\\n"), "end");  // a continuation at the end of input
-  EXPECT_EQ(render("x\\f"), "x");
-  EXPECT_EQ(render("x\\(e"), "x");
-  EXPECT_EQ(render("x\\[unterminated"), "x");
-  EXPECT_EQ(render("x\\N'12"), "x");
-  EXPECT_EQ(render("x\\N'0' \\N'55296' \\N'99999999' y"), "x   y");  // NUL, a surrogate, too large
-  EXPECT_EQ(render("x\\"), "x");
+  EXPECT_EQ(render_man("end\\\n"), "end");  // a continuation at the end of input
+  EXPECT_EQ(render_man("x\\f"), "x");
+  EXPECT_EQ(render_man("x\\(e"), "x");
+  EXPECT_EQ(render_man("x\\[unterminated"), "x");
+  EXPECT_EQ(render_man("x\\N'12"), "x");
+  EXPECT_EQ(render_man("x\\N'0' \\N'55296' \\N'99999999' y"), "x   y");  // NUL, a surrogate, too large
+  EXPECT_EQ(render_man("x\\"), "x");
 }
 
 TEST(ManPage, ControlLinesAndOddInput) {
-  EXPECT_EQ(render("'B quoted control\n.  B  spaced\n.\nplain\n"), "quoted control spaced plain");
-  EXPECT_EQ(render(".B \"a \"\"quoted\"\" arg\" b\n"), "a \"quoted\" arg b");
-  EXPECT_EQ(render("long \\\nline\n"), "long line");
-  EXPECT_EQ(render(".BR\n.IP\n.TP\n.UE\n.ds\n.de\n"), "");
-  EXPECT_EQ(render("\\&.starts with a dot\n"), ".starts with a dot");
-  EXPECT_EQ(render("a\r\nb\r\n"), "a b");
-  EXPECT_EQ(render(".EQ\nx sup 2\n.EN\nafter\n.PS\nbox\n.PE\nend\n"), "after end");
+  EXPECT_EQ(render_man("'B quoted control\n.  B  spaced\n.\nplain\n"), "quoted control spaced plain");
+  EXPECT_EQ(render_man(".B \"a \"\"quoted\"\" arg\" b\n"), "a \"quoted\" arg b");
+  EXPECT_EQ(render_man("long \\\nline\n"), "long line");
+  EXPECT_EQ(render_man(".BR\n.IP\n.TP\n.UE\n.ds\n.de\n"), "");
+  EXPECT_EQ(render_man("\\&.starts with a dot\n"), ".starts with a dot");
+  EXPECT_EQ(render_man("a\r\nb\r\n"), "a b");
+  EXPECT_EQ(render_man(".EQ\nx sup 2\n.EN\nafter\n.PS\nbox\n.PE\nend\n"), "after end");
   // A .de without its end swallows the rest; a conditional block without \} skips it.
-  EXPECT_EQ(render("x\n.de M\ny\n"), "x");
-  EXPECT_EQ(render("x\n.if t \\{\ny\n"), "x");
+  EXPECT_EQ(render_man("x\n.de M\ny\n"), "x");
+  EXPECT_EQ(render_man("x\n.if t \\{\ny\n"), "x");
   // A self-recursive macro stops at the expansion depth limit.
-  const std::string recursive = render(".de R\nr\n.R\n..\n.R\n");
+  const std::string recursive = render_man(".de R\nr\n.R\n..\n.R\n");
   EXPECT_FALSE(recursive.empty());
   EXPECT_EQ(recursive.find_first_not_of("r "), std::string::npos);
 }
 
 TEST(ManPage, InvalidUtf8IsSanitized) {
-  const std::string text = render("caf\xe9 \xff ok\n");
+  const std::string text = render_man("caf\xe9 \xff ok\n");
   EXPECT_EQ(text, "caf\uFFFD \uFFFD ok");
 }
 

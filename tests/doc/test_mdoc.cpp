@@ -5,19 +5,15 @@
 #include <vector>
 
 #include "strata/doc/manpage.h"
+#include "doc_test_util.h"
 
 namespace strata {
 namespace {
 
-const std::filesystem::path kDocData = std::filesystem::path(STRATA_FIXTURES_DIR) / "doc";
+using test::kDocData;
+using test::paragraph_texts;
 
-std::vector<std::string> paragraphs(const Document& doc, const Section& section) {
-  std::vector<std::string> out;
-  for (const Paragraph& p : section.paragraphs) out.emplace_back(doc.slice(p.span));
-  return out;
-}
-
-std::string render(std::string_view body) {
+std::string render_mdoc(std::string_view body) {
   const std::string roff = ".Dd March 3 2024\n.Dt T 1\n.Os\n.Sh S\n" + std::string(body);
   return parse_manpage(roff, "t.1").document.text;
 }
@@ -51,10 +47,10 @@ TEST(Mdoc, FixtureBody) {
   const ManPage page = read_manpage(kDocData / "frob.1");
   const Document& doc = page.document;
   const auto& top = doc.root.children;
-  EXPECT_EQ(paragraphs(doc, top[1]),
+  EXPECT_EQ(paragraph_texts(doc, top[1]),
             (std::vector<std::string>{"frob [-46qv] [-b bind_address] [-D [bind_address:]port] widget "
                                       "[command [argument ...]]"}));
-  EXPECT_EQ(paragraphs(doc, top[2]),
+  EXPECT_EQ(paragraph_texts(doc, top[2]),
             (std::vector<std::string>{
                 "frob connects to a widget over ssh(1) and flips its bits.",
                 "The options are as follows:",
@@ -62,38 +58,38 @@ TEST(Mdoc, FixtureBody) {
                 "-b bind_address  Bind to bind_address on the local machine (see FROB_HOST).",
                 "-v  Verbose mode.",
             }));
-  EXPECT_EQ(paragraphs(doc, top[2].children[0]),
+  EXPECT_EQ(paragraph_texts(doc, top[2].children[0]),
             (std::vector<std::string>{"The file ~/.frob/widgets lists known widgets, one per line:",
                                       "alpha 10\nbeta  20"}));
-  EXPECT_EQ(paragraphs(doc, top[3]),
+  EXPECT_EQ(paragraph_texts(doc, top[3]),
             (std::vector<std::string>{"The frob utility exits 0 on success, and >0 if an error occurs."}));
-  EXPECT_EQ(paragraphs(doc, top[4]), (std::vector<std::string>{"scp(1), ssh_config(5)"}));
-  EXPECT_EQ(paragraphs(doc, top[5]), (std::vector<std::string>{"frob first appeared in 4.4BSD."}));
+  EXPECT_EQ(paragraph_texts(doc, top[4]), (std::vector<std::string>{"scp(1), ssh_config(5)"}));
+  EXPECT_EQ(paragraph_texts(doc, top[5]), (std::vector<std::string>{"frob first appeared in 4.4BSD."}));
 }
 
 TEST(Mdoc, InlineMacros) {
-  EXPECT_EQ(render(".Op Fl b Ar bind_address\n"), "[-b bind_address]");
-  EXPECT_EQ(render(".Fl v\n"), "-v");
-  EXPECT_EQ(render(".Fn open path flags ;\n"), "open(path, flags);");
-  EXPECT_EQ(render(".Dq quoted , \n"), "\u201cquoted\u201d,");
-  EXPECT_EQ(render(".Qq q\n.Sq s\n.Aq a\n.Ql l\n"), "\"q\" \u2018s\u2019 <a> \u2018l\u2019");
-  EXPECT_EQ(render(".Po\nin\n.Pc\n"), "(in)");
-  EXPECT_EQ(render(".Ar a Ns Ar b\n"), "ab");
-  EXPECT_EQ(render(".Xr ls 1 .\n"), "ls(1).");
-  EXPECT_EQ(render(".Ux\n.At v7\n"), "UNIX AT&T UNIX");
-  EXPECT_EQ(render(".Lk https://example.org the site\n"), "the site");
-  EXPECT_EQ(render(".Sm off\n.No a : b\n.Sm on\nc\n"), "a:b c");
-  EXPECT_EQ(render(".Bl -column A B\n.It x Ta y\n.It z Ta w\n.El\n"), "x  y\nz  w");
-  EXPECT_EQ(render(".Bl -enum\n.It\none\n.It\ntwo\n.El\n"), "1.  one\n\n2.  two");
-  EXPECT_EQ(render(".Bl -tag\n.It Xo\n.Fl a\n.Ar b\n.Xc\nbody\n.El\n"), "-a b  body");
-  EXPECT_EQ(render(".Rs\n.%A J. Doe\n.%T A Title\n.Re\n"), "J. Doe, A Title.");
+  EXPECT_EQ(render_mdoc(".Op Fl b Ar bind_address\n"), "[-b bind_address]");
+  EXPECT_EQ(render_mdoc(".Fl v\n"), "-v");
+  EXPECT_EQ(render_mdoc(".Fn open path flags ;\n"), "open(path, flags);");
+  EXPECT_EQ(render_mdoc(".Dq quoted , \n"), "\u201cquoted\u201d,");
+  EXPECT_EQ(render_mdoc(".Qq q\n.Sq s\n.Aq a\n.Ql l\n"), "\"q\" \u2018s\u2019 <a> \u2018l\u2019");
+  EXPECT_EQ(render_mdoc(".Po\nin\n.Pc\n"), "(in)");
+  EXPECT_EQ(render_mdoc(".Ar a Ns Ar b\n"), "ab");
+  EXPECT_EQ(render_mdoc(".Xr ls 1 .\n"), "ls(1).");
+  EXPECT_EQ(render_mdoc(".Ux\n.At v7\n"), "UNIX AT&T UNIX");
+  EXPECT_EQ(render_mdoc(".Lk https://example.org the site\n"), "the site");
+  EXPECT_EQ(render_mdoc(".Sm off\n.No a : b\n.Sm on\nc\n"), "a:b c");
+  EXPECT_EQ(render_mdoc(".Bl -column A B\n.It x Ta y\n.It z Ta w\n.El\n"), "x  y\nz  w");
+  EXPECT_EQ(render_mdoc(".Bl -enum\n.It\none\n.It\ntwo\n.El\n"), "1.  one\n\n2.  two");
+  EXPECT_EQ(render_mdoc(".Bl -tag\n.It Xo\n.Fl a\n.Ar b\n.Xc\nbody\n.El\n"), "-a b  body");
+  EXPECT_EQ(render_mdoc(".Rs\n.%A J. Doe\n.%T A Title\n.Re\n"), "J. Doe, A Title.");
 }
 
 TEST(Mdoc, MalformedInputDoesNotCrash) {
   for (std::string_view body :
        {".El\n.El\n.It\n.It Fl\n", ".Bl -tag\n.It Op\n.Bd -literal\nx\n", ".Op\n.Fl\n.Xr\n.Fn\n.Oo\n",
         ".Ed\n.Ed\n.Re\n.%A\n.Ex\n.Nd\n.Sh\n", ".Pq Ns\n.Ta\n.Xo\n.Xc\n.Sm\n.Lk\n.Bx\n.Eo\n.Ec\n"}) {
-    EXPECT_NO_THROW(render(body));
+    EXPECT_NO_THROW(render_mdoc(body));
     EXPECT_NO_THROW(parse_manpage(body, "x.1"));
   }
 }

@@ -7,12 +7,13 @@
 
 #include "strata/core/error.h"
 #include "strata/doc/parse.h"
+#include "doc_test_util.h"
 #include "support/expect.h"
 
 namespace strata {
 namespace {
 
-const std::filesystem::path kDocData = std::filesystem::path(STRATA_FIXTURES_DIR) / "doc";
+using test::kDocData;
 
 using test_support::error_of;
 

@@ -15,7 +15,7 @@
 namespace strata {
 namespace {
 
-constexpr double kTol = 1e-4;  // on the scale the file states (0–100, or 0–1 for "fraction")
+constexpr double kPeerTol = 1e-4;  // on the scale the file states (0–100, or 0–1 for "fraction")
 
 const std::filesystem::path kCasesPath =
     std::filesystem::path(STRATA_SHARED_DIR) / "peer-testdata" / "bleu_cases.json";
@@ -96,10 +96,10 @@ TEST_P(BleuPeerCase, MatchesSacreBleu) {
     BleuOptions options;
     options.tokenize = parse_bleu_tokenize(c.at("tokenize").get<std::string>());
     options.smooth = parse_bleu_smooth(c.at("smooth").get<std::string>());
-    EXPECT_NEAR(score_case(c, options).score, c.at("bleu").get<double>(), kTol);
+    EXPECT_NEAR(score_case(c, options).score, c.at("bleu").get<double>(), kPeerTol);
   } else if (param.group == "raw_cases_floor_0.01") {
     EXPECT_NEAR(score_case(c, raw_floor_001()).score / 100, c.at("bleu_fraction").get<double>(),
-                kTol);
+                kPeerTol);
   } else if (param.group == "statistics") {
     const BleuScore score = score_case(c, raw_floor_001());
     const auto counts = c.at("counts").get<std::vector<std::size_t>>();

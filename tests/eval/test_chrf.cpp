@@ -17,7 +17,7 @@ namespace strata {
 namespace {
 
 constexpr double kSacreTol = 1e-4;  // test_chrf.py's EPSILON
-constexpr double kTol = 1e-9;
+constexpr double kChrfTol = 1e-9;
 
 // One reference per hypothesis, as test_chrf.py's corpus cases give them.
 std::vector<std::vector<std::string>> single_refs(const std::vector<std::string>& refs) {
@@ -131,8 +131,8 @@ TEST(Chrf, DefaultAveragesEffectiveOrdersThenTakesF) {
   EXPECT_EQ(stats.orders[2].matches, 0u);
   EXPECT_EQ(stats.orders[3].hypothesis, 0u);
   EXPECT_EQ(stats.orders[3].reference, 1u);
-  EXPECT_NEAR(chrf_from_stats(stats), 100.0 * 13 / 34, kTol);
-  EXPECT_NEAR(sentence_chrf("cat", {"cart"}), 100.0 * 13 / 34, kTol);
+  EXPECT_NEAR(chrf_from_stats(stats), 100.0 * 13 / 34, kChrfTol);
+  EXPECT_NEAR(sentence_chrf("cat", {"cart"}), 100.0 * 13 / 34, kChrfTol);
 }
 
 // A hypothesis's n-grams of an order the reference lacks are not counted: "abcd" has two
@@ -151,24 +151,24 @@ TEST(Chrf, HypothesisCountZeroWhereReferenceHasNoNgrams) {
 // not the mean of the sentence scores ((13/34 + 1) / 2).
 TEST(Chrf, CorpusSumsStatisticsBeforeScoring) {
   const double corpus = corpus_chrf({"cat", "a"}, {{"cart"}, {"a"}});
-  EXPECT_NEAR(corpus, 100.0 * 85 / 214, kTol);
+  EXPECT_NEAR(corpus, 100.0 * 85 / 214, kChrfTol);
   EXPECT_GT(std::abs(corpus - (sentence_chrf("cat", {"cart"}) + sentence_chrf("a", {"a"})) / 2), 20.0);
 }
 
 // Characters are code points: "ée" against "éa" matches é (1-grams: P = R = 1/2) and no
 // 2-gram (P = R = 0), so F = 1/4. Counted in bytes it would be 7/18.
-TEST(Chrf, CharactersAreCodePoints) { EXPECT_NEAR(sentence_chrf("ée", {"éa"}), 25.0, kTol); }
+TEST(Chrf, CharactersAreCodePoints) { EXPECT_NEAR(sentence_chrf("ée", {"éa"}), 25.0, kChrfTol); }
 
 TEST(Chrf, LowercaseOptionFoldsUnicode) {
   ChrfOptions lower;
   lower.lowercase = true;
-  EXPECT_NEAR(sentence_chrf("ÜBER alles", {"über Alles"}, lower), 100.0, kTol);
+  EXPECT_NEAR(sentence_chrf("ÜBER alles", {"über Alles"}, lower), 100.0, kChrfTol);
   EXPECT_LT(sentence_chrf("ÜBER alles", {"über Alles"}), 50.0);
 }
 
 // The reference with the best F gives the segment's statistics.
 TEST(Chrf, PicksTheBestReference) {
-  EXPECT_NEAR(sentence_chrf("abc", {"xyz", "abc"}), 100.0, kTol);
+  EXPECT_NEAR(sentence_chrf("abc", {"xyz", "abc"}), 100.0, kChrfTol);
   EXPECT_EQ(chrf_segment_stats("abc", {"xyz", "abc"}).orders[0].matches, 3u);
 }
 
@@ -187,7 +187,7 @@ TEST(ChrfPlusPlus, WordNgramsSplitPunctuation) {
   EXPECT_EQ(stats.orders[1].matches, 3u);
   EXPECT_EQ(stats.orders[2].hypothesis, 3u);
   EXPECT_EQ(stats.orders[2].matches, 2u);
-  EXPECT_NEAR(chrf_from_stats(stats, options), 100.0 * 695 / 736, kTol);
+  EXPECT_NEAR(chrf_from_stats(stats, options), 100.0 * 695 / 736, kChrfTol);
 }
 
 // Full chrF++ (6 character orders + 2 word orders) on the same pair: character order n has
@@ -197,7 +197,7 @@ TEST(ChrfPlusPlus, DefaultOrders) {
   ChrfOptions options;
   options.word_order = 2;
   const double p = (9.0 / 10 + 8.0 / 9 + 7.0 / 8 + 6.0 / 7 + 5.0 / 6 + 4.0 / 5 + 3.0 / 4 + 2.0 / 3) / 8;
-  EXPECT_NEAR(sentence_chrf("the cat sat.", {"the cat sat"}, options), 100 * 5 * p / (4 * p + 1), kTol);
+  EXPECT_NEAR(sentence_chrf("the cat sat.", {"the cat sat"}, options), 100 * 5 * p / (4 * p + 1), kChrfTol);
 }
 
 // "(hi)" splits into "(hi" and ")" (SacreBLEU issue #124): only the end is split off. Word
@@ -207,7 +207,7 @@ TEST(ChrfPlusPlus, SplitsTheEndBeforeTheStart) {
   options.char_order = 0;
   options.word_order = 1;
   EXPECT_EQ(chrf_segment_stats("(hi)", {"( hi )"}, options).orders[0].hypothesis, 2u);
-  EXPECT_NEAR(sentence_chrf("(hi)", {"( hi )"}, options), 100.0 * 5 / 14, kTol);
+  EXPECT_NEAR(sentence_chrf("(hi)", {"( hi )"}, options), 100.0 * 5 / 14, kChrfTol);
 }
 
 TEST(Chrf, NamesAndSignature) {

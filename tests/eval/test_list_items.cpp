@@ -11,7 +11,7 @@
 namespace strata {
 namespace {
 
-constexpr double kTol = 1e-9;
+constexpr double kListTol = 1e-9;
 
 // The thesis's example output (ch. 4, "Metrics"), accents restored.
 const std::string kOutput = "aproximadamente, cerca de, alrededor de, casi, más o menos";
@@ -60,15 +60,15 @@ TEST(ListItems, BleuAtNIsTheBestSentenceBleu) {
   const std::vector<std::string> items{
       "Producția de zahăr primă va fi exprimată în ceea ce privește zahărul alb;", ref};
   EXPECT_NEAR(bleu_at_n(items, ref, 1), 8.493, 1e-3);
-  EXPECT_NEAR(bleu_at_n(items, ref, 2), 100.0, kTol);
+  EXPECT_NEAR(bleu_at_n(items, ref, 2), 100.0, kListTol);
 }
 
 // One-word item against a two-word reference: unigram precision 100 (effective order 1) and
 // brevity penalty exp(1 - 2/1), so BLEU = 100 / e.
 TEST(ListItems, BleuAtNOnShortItems) {
   const auto items = split_list_items("cerca, cerca de");
-  EXPECT_NEAR(bleu_at_n(items, "cerca de", 1), 100 * std::exp(-1.0), kTol);
-  EXPECT_NEAR(bleu_at_n(items, "cerca de", 2), 100.0, kTol);
+  EXPECT_NEAR(bleu_at_n(items, "cerca de", 1), 100 * std::exp(-1.0), kListTol);
+  EXPECT_NEAR(bleu_at_n(items, "cerca de", 2), 100.0, kListTol);
   EXPECT_EQ(bleu_at_n({}, "cerca de", 3), 0.0);
 }
 
@@ -78,17 +78,17 @@ TEST(ListItems, BleuAtNOnShortItems) {
 TEST(ListItems, ChrfAtN) {
   const auto items = split_list_items("cerca, cerca de");
   const double r = (5.0 / 7 + 4.0 / 6 + 3.0 / 5 + 2.0 / 4 + 1.0 / 3) / 5;
-  EXPECT_NEAR(chrf_at_n(items, "cerca de", 1), 100 * 5 * r / (4 + r), kTol);
-  EXPECT_NEAR(chrf_at_n(items, "cerca de", 2), 100.0, kTol);
+  EXPECT_NEAR(chrf_at_n(items, "cerca de", 1), 100 * 5 * r / (4 + r), kListTol);
+  EXPECT_NEAR(chrf_at_n(items, "cerca de", 2), 100.0, kListTol);
 }
 
 TEST(ListItems, MeansOverSamples) {
   const std::vector<std::string> outputs{kOutput, "casi, cerca"};
   const std::vector<std::string> refs{"cerca de", "cerca de"};
   EXPECT_DOUBLE_EQ(mean_hit_at_n(outputs, refs, 3), 0.5);
-  EXPECT_NEAR(mean_bleu_at_n(outputs, refs, 3), (100.0 + 100 * std::exp(-1.0)) / 2, kTol);
+  EXPECT_NEAR(mean_bleu_at_n(outputs, refs, 3), (100.0 + 100 * std::exp(-1.0)) / 2, kListTol);
   EXPECT_NEAR(mean_chrf_at_n(outputs, refs, 1),
-              (chrf_at_n({"aproximadamente"}, "cerca de", 1) + chrf_at_n({"casi"}, "cerca de", 1)) / 2, kTol);
+              (chrf_at_n({"aproximadamente"}, "cerca de", 1) + chrf_at_n({"casi"}, "cerca de", 1)) / 2, kListTol);
 }
 
 TEST(ListItems, RejectsBadInput) {

@@ -13,7 +13,7 @@
 namespace strata {
 namespace {
 
-const std::string kData = std::string(STRATA_FIXTURES_DIR) + "/text/";
+const std::string kFixtureDir = std::string(STRATA_FIXTURES_DIR) + "/text/";
 
 // A vocabulary of the 256 byte pieces, then one piece per merge, then `extra` tokens.
 ByteBpeTokenizer make(const std::vector<ByteBpeTokenizer::Merge>& merges,
@@ -70,7 +70,7 @@ TEST(ByteBpe, BytesOutsideAsciiUseTheByteAlphabet) {
 
 // Ids that GPT-2's encoder.py gives with the fixture vocabulary (make_gpt2_fixture.py).
 void expect_reference_encodings(const Tokenizer& t) {
-  JsonlReader reader(kData + "gpt2_reference.jsonl");
+  JsonlReader reader(kFixtureDir + "gpt2_reference.jsonl");
   nlohmann::json line;
   int cases = 0;
   while (reader.next(line)) {
@@ -83,8 +83,8 @@ void expect_reference_encodings(const Tokenizer& t) {
 }
 
 TEST(ByteBpe, EncodesLikeGpt2FromVocabAndMerges) {
-  const auto t = ByteBpeTokenizer::from_vocab_merges(kData + "gpt2_tiny/vocab.json",
-                                                     kData + "gpt2_tiny/merges.txt");
+  const auto t = ByteBpeTokenizer::from_vocab_merges(kFixtureDir + "gpt2_tiny/vocab.json",
+                                                     kFixtureDir + "gpt2_tiny/merges.txt");
   expect_reference_encodings(*t);
   EXPECT_EQ(t->vocab_size(), 422);
   EXPECT_EQ(t->eos_id(), 421);  // <|endoftext|> plays bos and eos, as in GPT-2
@@ -93,13 +93,13 @@ TEST(ByteBpe, EncodesLikeGpt2FromVocabAndMerges) {
 }
 
 TEST(ByteBpe, EncodesLikeGpt2FromTokenizerJson) {
-  const auto t = ByteBpeTokenizer::from_tokenizer_json(kData + "gpt2_tiny_tokenizer.json");
+  const auto t = ByteBpeTokenizer::from_tokenizer_json(kFixtureDir + "gpt2_tiny_tokenizer.json");
   expect_reference_encodings(*t);
   EXPECT_EQ(t->encode("a<|endoftext|>b"), (std::vector<std::int32_t>{64, 421, 65}));
 }
 
 TEST(ByteBpe, RoundTripsRandomBytes) {
-  const auto t = ByteBpeTokenizer::from_tokenizer_json(kData + "gpt2_tiny_tokenizer.json");
+  const auto t = ByteBpeTokenizer::from_tokenizer_json(kFixtureDir + "gpt2_tiny_tokenizer.json");
   std::mt19937 rng(11);
   for (int round = 0; round < 500; ++round) {
     std::string text(rng() % 200, '\0');
@@ -109,7 +109,7 @@ TEST(ByteBpe, RoundTripsRandomBytes) {
 }
 
 TEST(ByteBpe, RoundTripsRandomUtf8) {
-  const auto t = ByteBpeTokenizer::from_tokenizer_json(kData + "gpt2_tiny_tokenizer.json");
+  const auto t = ByteBpeTokenizer::from_tokenizer_json(kFixtureDir + "gpt2_tiny_tokenizer.json");
   const std::vector<std::string> alphabet{"a", "e",  "th", " ",      "  ", "\n", "\t", "'s",
                                           "é", "東", "👍",  "\u00A0", "7",  "!",  ".",  "\u0301"};
   std::mt19937 rng(5);
@@ -159,9 +159,9 @@ TEST(ByteBpe, ConcurrentEncodesAgree) {
   std::string text;
   for (int i = 0; i < 300; ++i) text += "section " + std::to_string(i * 37) + " of the document; ";
   const std::vector<std::int32_t> expected =
-      ByteBpeTokenizer::from_tokenizer_json(kData + "gpt2_tiny_tokenizer.json")->encode(text);
+      ByteBpeTokenizer::from_tokenizer_json(kFixtureDir + "gpt2_tiny_tokenizer.json")->encode(text);
   // A second tokenizer with a cold cache, filled by four threads at once.
-  const auto t = ByteBpeTokenizer::from_tokenizer_json(kData + "gpt2_tiny_tokenizer.json");
+  const auto t = ByteBpeTokenizer::from_tokenizer_json(kFixtureDir + "gpt2_tiny_tokenizer.json");
   std::vector<std::vector<std::int32_t>> results(4);
   std::vector<std::thread> threads;
   for (int k = 0; k < 4; ++k) threads.emplace_back([&, k] { results[k] = t->encode(text); });
