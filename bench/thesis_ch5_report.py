@@ -218,9 +218,10 @@ def not_run(out_dir):
     ablation_seeds = {(c, n): len(finished_runs(os.path.join(out_dir, c), n)) for c in CORPUS_COLUMN for n in ABLATIONS}
     if not any(ablation_seeds.values()):
         out.append("- Tables 5.2-5.4's ablations (`ABLATIONS=1` runs them: 27 runs on the first corpus).")
-    short = [f"{n} ({k})" for (c, n), k in ablation_seeds.items() if 0 < k < 3]
-    if short:
-        out.append(f"- Ablation rows with fewer than 3 seeds (`ABLATIONS=1` adds the rest): {', '.join(short)}.")
+    short_ablations = [f"{c} {n} ({k})" for (c, n), k in ablation_seeds.items() if 0 < k < 3]
+    if short_ablations:
+        out.append("- Ablation rows with fewer than 3 seeds (`ABLATIONS=1` adds the rest): "
+                   f"{', '.join(short_ablations)}.")
     out += ["- GSS-HYBRID and the large (-L) models of Table 5.1: no GSS layer is built; the large models are "
             "out of this machine's reach.",
             "- Table 5.5 (LRA) and its miniature, Fig. 5.4 right (perplexity against the training window) and "

@@ -118,8 +118,8 @@ TEST(StateSpace, KernelsAreGeneratedForAnyLength) {
 
 TEST(StateSpace, UnstructuredFiltersHaveUnitL1NormOverTheTrainingLength) {
   // Hyena's normalisation, over the training length whatever length is made: a constant input
-  // then gives an output no larger than itself there (before it, the smooth filter's gain on
-  // the mean grew with the position), and the taps past it continue the same filter.
+  // then gives an output no larger than itself there, whatever the parameters' scale, and a
+  // shorter kernel is the longer one's first taps, not renormalised.
   torch::manual_seed(6);
   nn::StateSpace ssm(options_of("unstructured", 2));
   const at::Tensor longest = ssm->kernel(64);
