@@ -37,6 +37,13 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
   }
 }
 
+std::vector<std::string> split_list(std::string_view text, char separator) {
+  std::vector<std::string> items;
+  for (const std::string_view part : split(text, separator))
+    if (!trim(part).empty()) items.emplace_back(trim(part));
+  return items;
+}
+
 std::vector<std::string_view> split_words(std::string_view text) {
   std::vector<std::string_view> words;
   for (std::size_t begin = text.find_first_not_of(kWhitespace); begin != std::string_view::npos;) {

@@ -20,7 +20,7 @@ namespace {
 constexpr int kNone = -1;
 
 // Where a kind's fields sit in its rows, and what each cell is called in messages.
-struct Layout {
+struct RowLayout {
   AmbiguityType type;
   std::string_view header;
   std::vector<std::string_view> cells;
@@ -28,8 +28,8 @@ struct Layout {
   std::string_view note;
 };
 
-const std::vector<Layout>& layouts() {
-  static const std::vector<Layout> all{
+const std::vector<RowLayout>& layouts() {
+  static const std::vector<RowLayout> all{
       {AmbiguityType::kFormality, "formality\tsrc\tsrc_ctx\ttrg",
        {"formality", "(blank 2nd cell)", "src_ctx", "src", "trg"}, 3, 2, 4, 0,
        "the header names 4 columns but rows have 5: read as formality, (blank), src_ctx, src, trg"},
@@ -176,8 +176,8 @@ AmbigMtFile read_ambigmt_tsv(const std::filesystem::path& file) {
   const std::string text = read_file(file);
   const std::vector<std::string_view> lines = split_lines(text);
   const std::string_view header = lines.empty() ? std::string_view{} : lines[0];
-  const Layout* layout = nullptr;
-  for (const Layout& l : layouts())
+  const RowLayout* layout = nullptr;
+  for (const RowLayout& l : layouts())
     if (l.header == header) layout = &l;
   if (!layout)
     throw error_at(file, 1, "", fmt::format("not an AmbigMT header: '{}' (a formality, it_resolution, "

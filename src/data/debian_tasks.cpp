@@ -21,7 +21,6 @@ namespace strata {
 namespace {
 
 using OrderedJson = nlohmann::ordered_json;
-const char* const kSplits[] = {"train", "validation", "test"};
 const char* const kFacets[] = {"role", "implemented-in", "interface", "use", "works-with", "scope"};
 
 struct Usable {
@@ -45,13 +44,13 @@ struct Task {
 };
 
 // How a task is scored, as GLUE scores its analogues: the match pairs by the F1 of "match"
-// (MRPC), acceptability by MCC (CoLA), the skewed priorities by macro-F1 (accuracy would
-// reward always saying "optional"), the Jaccard regression by Pearson (STS-B), the rest by
-// accuracy.
+// (MRPC), acceptability by MCC (CoLA), the skewed priorities and man sections by macro-F1
+// (accuracy would reward always saying "optional", or "1": 82 % of man pages), the Jaccard
+// regression by Pearson (STS-B), the rest by accuracy.
 std::string metric_of(const Task& task) {
   if (task.name == "match") return "f1";
   if (task.name == "acceptable") return "mcc";
-  if (task.name == "priority") return "macro_f1";
+  if (task.name == "priority" || task.name == "man-section") return "macro_f1";
   return task.kind == "regression" ? "pearson" : "accuracy";
 }
 
@@ -247,7 +246,7 @@ nlohmann::json build_debian_suite(const std::vector<DebianPackage>& packages, co
     }
     // A machine with few man pages or headers may leave an installed task without two classes.
     if (task.kind == "classification" && labels.size() < 2) continue;
-    for (const char* split : kSplits) write_file_atomic(options.out_dir / "tasks" / task.name / (std::string(split) + ".jsonl"), text[split]);
+    for (const char* split : kSplitNames) write_file_atomic(options.out_dir / "tasks" / task.name / (std::string(split) + ".jsonl"), text[split]);
     OrderedJson entry{{"kind", task.kind}, {"pair", task.pair}, {"metric", metric_of(task)}};
     if (task.kind == "classification") entry["labels"] = std::vector<std::string>(labels.begin(), labels.end());
     entry["examples"] = OrderedJson{{"train", counts["train"]}, {"validation", counts["validation"]}, {"test", counts["test"]}};

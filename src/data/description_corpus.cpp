@@ -23,7 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* const kSplits[] = {"train", "validation", "test"};
 
 struct Example {
   const DebianPackage* package = nullptr;
@@ -219,7 +218,7 @@ nlohmann::json build_description_corpus(const std::vector<DebianPackage>& packag
   fs::create_directories(out_dir);
   std::vector<std::unique_ptr<AtomicFile>> files;  // committed together, once all are written
   SplitLengths all;
-  for (const char* split : kSplits) {
+  for (const char* split : kSplitNames) {
     files.push_back(std::make_unique<AtomicFile>(out_dir / (std::string(split) + ".jsonl")));
     std::vector<const Document*> documents;
     for (const Example* e : by_split[split]) {

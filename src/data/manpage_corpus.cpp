@@ -23,7 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* const kSplits[] = {"train", "validation", "test"};
 
 
 // The page's document without its NAME section, rebuilt so text and spans stay consistent.
@@ -162,7 +161,7 @@ nlohmann::json build_manpage_corpus(const ManpageCorpusOptions& options, const f
   stats["invalid_utf8_bytes"] = invalid_utf8_bytes;  // replaced by U+FFFD, over all pages read
   report_invalid_utf8(options.man_root, invalid_utf8_bytes);
   SplitLengths all;
-  for (const char* split : kSplits) {
+  for (const char* split : kSplitNames) {
     AtomicFile file(out_dir / (std::string(split) + ".jsonl"));
     std::vector<const Document*> documents;
     for (const Entry* entry : by_split[split]) {
@@ -191,7 +190,7 @@ nlohmann::json corpus_stats(const fs::path& corpus_dir, const Tokenizer* tokeniz
     }
   }
   SplitLengths all;
-  for (const char* split : kSplits) {
+  for (const char* split : kSplitNames) {
     const fs::path path = corpus_dir / (std::string(split) + ".jsonl");
     if (!fs::exists(path)) throw Error(path.string() + ": missing (is this a corpus directory?)");
     DatasetReader reader(path);

@@ -27,7 +27,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* const kSplits[] = {"train", "validation", "test"};
 
 // The role man(7) gives each section, as the question names it.
 const char* section_role(char digit) {
@@ -547,7 +546,7 @@ nlohmann::json build_section_ambiguity(const SectionAmbiguityOptions& options, c
   stats["names_dropped"] = names_dropped;
 
   std::map<std::string, std::map<char, std::size_t>> train_answers;  // name → answer → count
-  for (const char* split : kSplits) {
+  for (const char* split : kSplitNames) {
     AtomicFile file(out_dir / (std::string(split) + ".jsonl"));
     std::map<std::string, std::size_t> answers, with_target;
     std::set<std::string> names;

@@ -67,7 +67,7 @@ bool is_word_character(char32_t c) {
          (category >= UTF8PROC_CATEGORY_MN && category <= UTF8PROC_CATEGORY_ME);
 }
 
-std::vector<Word> split_words(std::string_view sentence) {
+std::vector<Word> letter_words(std::string_view sentence) {
   std::vector<Word> words;
   std::size_t start = std::string_view::npos;
   for (std::size_t i = 0; i <= sentence.size();) {
@@ -140,12 +140,12 @@ std::string_view formality_name(Formality formality) {
 
 std::vector<std::string> formality_words(std::string_view sentence) {
   std::vector<std::string> out;
-  for (const Word& word : split_words(sentence)) out.emplace_back(word.text);
+  for (const Word& word : letter_words(sentence)) out.emplace_back(word.text);
   return out;
 }
 
 std::vector<TaggedWord> tag_formality_words(FormalityLanguage language, std::string_view sentence) {
-  const std::vector<Word> words = split_words(sentence);
+  const std::vector<Word> words = letter_words(sentence);
   std::vector<std::string> keys;
   for (const Word& word : words) keys.push_back(normalise(language, word.text));
   std::vector<TaggedWord> tagged;

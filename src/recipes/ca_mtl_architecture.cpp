@@ -18,12 +18,7 @@ namespace strata::recipes {
 
 namespace {
 
-std::vector<std::string> chosen_tasks(const Config& run) {
-  std::vector<std::string> names;
-  for (std::string_view name : split(run.get<std::string>("mtl.tasks"), ','))
-    if (!trim(name).empty()) names.emplace_back(trim(name));
-  return names;
-}
+std::vector<std::string> chosen_tasks(const Config& run) { return split_list(run.get<std::string>("mtl.tasks")); }
 
 std::vector<SuiteTask> suite_tasks(const Config& run) {
   const std::string suite = run.get<std::string>("data.train");

@@ -287,9 +287,7 @@ TlmFormat tlm_format(const Config& c) {
   f.extract_tokens = budget("tlm.extract_tokens");
   f.summary_tokens = budget("tlm.summary_tokens");
   f.with_rest = c.get<bool>("tlm.rest");
-  f.intro_sections.clear();
-  for (std::string_view heading : split(c.get<std::string>("tlm.intro_sections"), ','))
-    if (!trim(heading).empty()) f.intro_sections.emplace_back(trim(heading));
+  f.intro_sections = split_list(c.get<std::string>("tlm.intro_sections"));
   f.check();
   return f;
 }

@@ -77,6 +77,9 @@ TEST_F(CliCaMtl, TrainsFromAMaskedLmBaseResumesAndScoresTheTestSplit) {
   write("ca_mtl.toml", "[model]\narchitecture = \"ca_mtl\"\n" + model +
                            "[data]\ntrain = \"" + path("suite") + "\"\nvalid = \"" + path("suite") + "\"\ntokenizer = \"" +
                            path("tok") + "\"\n[mtl]\nbatch_size = 8\nsampler = \"mt-uncertainty\"\n"
+                           // A task list past the short-string buffer, with spaces: a list read
+                           // from a config value once kept views into the freed copy.
+                           "tasks = \" topic ,  length  \"\n"
                            "[train]\nmax_steps = 30\nlearning_rate = 3e-3\nwarmup_steps = 3\nschedule = \"constant\"\neval_every = 15\n"
                            "eval_docs = 16\nmetric = \"score\"\nthreads = 1\nbase_model = \"" + path("bert") + "\"\n");
   const CliResult trained = run("train --quiet --config " + path("ca_mtl.toml") + " --out " + path("run"));

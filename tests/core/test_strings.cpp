@@ -14,6 +14,17 @@ TEST(Split, PartsBetweenSeparators) {
   EXPECT_TRUE(split("", ',').empty());
 }
 
+TEST(SplitList, TrimmedNonEmptyItemsThatOutliveTheirText) {
+  using Items = std::vector<std::string>;
+  EXPECT_EQ(split_list(" a, ,b ,"), (Items{"a", "b"}));
+  EXPECT_EQ(split_list("x|y", '|'), (Items{"x", "y"}));
+  EXPECT_TRUE(split_list(" , ").empty());
+  // Read from a temporary longer than a short-string buffer, as a config value is: the items are
+  // copies, valid after the text is gone.
+  const Items tasks = split_list(std::string("section,priority,tag-role,tag-implemented-in,match"));
+  EXPECT_EQ(tasks, (Items{"section", "priority", "tag-role", "tag-implemented-in", "match"}));
+}
+
 TEST(ParseInt64, WholeTextOnlyAsStollReadsIt) {
   EXPECT_EQ(parse_int64("42"), 42);
   EXPECT_EQ(parse_int64("-7"), -7);

@@ -88,6 +88,9 @@ TEST_F(DebianTasks, WritesEveryTaskSplitBySourceWithDuplicatesSkipped) {
   EXPECT_EQ(tasks["section"]["labels"], (nlohmann::json{"games", "libs", "utils"}));
   EXPECT_EQ(tasks["priority"]["dropped_classes"], (nlohmann::json{"required"}));
   EXPECT_EQ(tasks["jaccard"]["kind"], "regression");
+  EXPECT_EQ(tasks["priority"]["metric"], "macro_f1");
+  EXPECT_EQ(tasks["jaccard"]["metric"], "pearson");
+  EXPECT_EQ(tasks["section"]["metric"], "accuracy");
   EXPECT_TRUE(tasks["match"]["pair"].get<bool>());
 
   // Every package of a source in one split, in every task.

@@ -87,6 +87,8 @@ TEST_F(InstalledTasks, TheTransferTaskIsMarkedAndLeftOutUnlessNamed) {
   ASSERT_TRUE(tasks.contains("header-section"));
   EXPECT_EQ(tasks["header-section"]["transfer"], true);
   EXPECT_TRUE(tasks.contains("man-section"));
+  EXPECT_EQ(tasks["man-section"]["metric"], "macro_f1");  // most man pages are in section 1
+  EXPECT_EQ(tasks["header-section"]["metric"], "accuracy");
   for (const SuiteTask& t : read_suite_tasks(out)) EXPECT_NE(t.name, "header-section");
   EXPECT_EQ(read_suite_tasks(out, {"header-section"}).at(0).labels, (std::vector<std::string>{"libdevel", "utils"}));
 }

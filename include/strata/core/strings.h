@@ -25,6 +25,10 @@ std::vector<std::string_view> split_lines(std::string_view text);
 // The parts between `separator`s; "" gives {} and "a," gives {"a", ""}.
 std::vector<std::string_view> split(std::string_view text, char separator);
 
+// The items of a `separator`-separated list, trimmed, empty ones dropped, as owned strings (so a
+// list read from a temporary, such as a config value, outlives it): " a, ,b " gives {"a", "b"}.
+std::vector<std::string> split_list(std::string_view text, char separator = ',');
+
 // The runs of non-whitespace characters (kWhitespace separates); "" and "  " give {}.
 std::vector<std::string_view> split_words(std::string_view text);
 

@@ -36,6 +36,9 @@ std::uint64_t stable_hash(std::string_view text);
 // that share a name (printf(1), printf(3)) land in one split and cannot leak across.
 std::string split_of(std::string_view page_name, int validation_percent, int test_percent);
 
+// The names split_of returns, in the order corpora write them.
+inline constexpr const char* kSplitNames[] = {"train", "validation", "test"};
+
 // Parses every page, writes OUT/{train,validation,test}.jsonl (native form, with extra
 // fields "name", "section", "source") and OUT/stats.json, each atomically. Returns the stats.
 nlohmann::json build_manpage_corpus(const ManpageCorpusOptions& options,
