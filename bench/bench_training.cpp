@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "strata/bench/blas_info.h"
+#include "strata/nn/linear_product.h"
 #include "strata/bench/child_process.h"
 #include "strata/bench/cpu_load.h"
 #include "strata/bench/peer_program.h"
@@ -317,6 +318,7 @@ int main(int argc, char** argv) {
               long(options.batch), long(kSourceLen), long(kTargetLen), options.run.threads, options.warmup,
               options.run.rounds, options.run.quick ? " (--quick)" : "");
   std::printf("BLAS: %s\n", strata::bench::blas_description().c_str());
+  std::printf("strata's linear layers: %s (STRATA_LINEAR=libtorch: libtorch's)\n", strata::nn::linear_products());
   session.print_load();
 
   // Peak memory first, each model in a child process of its own, before any thread pool starts.

@@ -60,6 +60,7 @@ void register_all(CLI::App& app) {
   register_bench_bst_long(*bench);
   register_bench_ddp(*bench);
   register_bench_hibrids(*bench);
+  register_bench_linear(*bench);
   register_bench_patterns(*bench);
   register_bench_prefix(*bench);
 }

@@ -49,6 +49,7 @@ void register_bench_bst(CLI::App& bench);        // strata bench bst
 void register_bench_bst_long(CLI::App& bench);  // strata bench bst-long
 void register_bench_ddp(CLI::App& bench);        // strata bench ddp
 void register_bench_hibrids(CLI::App& bench);    // strata bench hibrids
+void register_bench_linear(CLI::App& bench);     // strata bench linear
 void register_bench_patterns(CLI::App& bench);   // strata bench patterns
 void register_bench_prefix(CLI::App& bench);     // strata bench prefix
 

@@ -3,11 +3,12 @@
 #include <torch/torch.h>
 
 #include "strata/core/error.h"
+#include "strata/nn/linear_product.h"
 
 namespace strata::nn {
 
 at::Tensor AdaptableLinearImpl::forward(const at::Tensor& x) {
-  at::Tensor y = LinearImpl::forward(x);
+  at::Tensor y = linear_product(x, weight, bias);
   if (has_lora() && !lora_merged_) y = y + lora_update(x, lora(), lora_settings_, is_training());
   return bottleneck ? bottleneck(y) : y;
 }

@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "attn/kernels/tile_gemm.h"
+#include "strata/attn/tile_gemm.h"
 
 namespace strata::attn {
 namespace {

@@ -80,6 +80,23 @@ TEST_F(CliBench, HibridsRejectsAnUnknownCase) {
   EXPECT_NE(r.err.find("nonsense"), std::string::npos) << r.err;
 }
 
+TEST_F(CliBench, LinearTimesEveryLayerBothWaysAndNamesTheKernels) {
+  const fs::path json = dir_ / "linear.json";
+  const Result r = run("bench linear --quick --rows 64 --threads 1 --json " + json.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* word : {"BLAS:", "strata's product:", "libtorch/strata", "lm_head 256->8000"})
+    EXPECT_NE(r.out.find(word), std::string::npos) << word << "\n" << r.out;
+  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  EXPECT_EQ(j["benchmark"], "linear");
+  EXPECT_EQ(j["rows"], 64);
+  ASSERT_EQ(j["cases"].size(), 4u);
+  for (const auto& [layer, c] : j["cases"].items()) {
+    EXPECT_GT(c["strata_ms"].get<double>(), 0.0) << layer;
+    EXPECT_GT(c["libtorch_ms"].get<double>(), 0.0) << layer;
+    EXPECT_GT(c["libtorch_over_strata"].get<double>(), 0.0) << layer;
+  }
+}
+
 TEST_F(CliBench, BstTimesEveryLayerAtEveryLengthWithItsFlops) {
   const fs::path json = dir_ / "bst.json";
   const Result r = run("bench bst --quick --rounds 1 --lengths 64,128 --window 16 --json " + json.string());

@@ -29,6 +29,8 @@ TEST(AdaptableLinear, WithoutAdaptersIsTorchsLinearBitForBit) {
     if (bias) {
       EXPECT_TRUE(torch::equal(plain->bias, adaptable->bias));
     }
+    // 12 rows, under linear_product's kMinRows: torch's own product, bit for bit
+    // (test_linear_product.cpp checks strata's product against it on more rows).
     const at::Tensor x = torch::randn({3, 4, 12});
     EXPECT_TRUE(torch::equal(plain(x), adaptable(x)));
   }

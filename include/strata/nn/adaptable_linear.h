@@ -2,7 +2,8 @@
 // A linear map that adapters attach to. It is torch's Linear (the same construction and
 // random draws, the parameters `weight` and `bias`, found by `as<torch::nn::Linear>()`) whose
 // forward adds a LoRA update and runs a bottleneck adapter on the output when they are
-// attached; without them it computes exactly what torch's Linear does. A type of its own
+// attached; without them it computes what torch's Linear does, by strata's own product where
+// that runs (nn/linear_product.h; equal up to the summation order). A type of its own
 // because libtorch has no forward hooks and LinearImpl::forward is not virtual: the models
 // use it for every linear map an adapter may target (attention projections, fc1/fc2,
 // lm_head, classifier). nn/adapters.h attaches adapters to a whole model by name.

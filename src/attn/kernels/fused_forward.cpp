@@ -26,7 +26,7 @@
 
 #include "fused_passes.h"
 #include "fused_tiles.h"
-#include "tile_gemm.h"
+#include "strata/attn/tile_gemm.h"
 
 namespace strata::attn {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "fused_tiles.h"
-#include "tile_gemm.h"
+#include "strata/attn/tile_gemm.h"
 #include "query_votes.h"
 #include "strata/core/error.h"
 

@@ -1,4 +1,4 @@
-#include "tile_gemm.h"
+#include "strata/attn/tile_gemm.h"
 
 #include "strata/attn/tile_products.h"
 
@@ -137,6 +137,8 @@ bool use_micro_kernel() {
 }
 
 }  // namespace
+
+bool has_avx512_micro_kernel() { return cpu_has_avx512(); }
 
 bool tile_gemm_avx512(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                       const float* a, std::int64_t lda, const float* b, std::int64_t ldb,

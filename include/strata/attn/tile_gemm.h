@@ -1,6 +1,7 @@
 #pragma once
-// The fused kernel's tile products, C = alpha * op(A) B + beta * C, row-major, op(A) = A or
-// A^T: a few dozen rows and columns, a depth of a tile or a head.
+// C = alpha * op(A) B + beta * C, row-major, op(A) = A or A^T: the fused kernel's tile products
+// (a few dozen rows and columns, a depth of a tile or a head) and, a band of rows at a time,
+// the linear layers' products (strata/nn/linear_product.h).
 //
 // fp32 runs a register-blocked AVX-512 micro-kernel where the CPU has AVX-512F (tile_gemm.cpp
 // says how it is blocked) and BLAS sgemm elsewhere; fp64 (gradient checks) always runs BLAS
@@ -21,8 +22,11 @@ void gemm(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k, double a
           const double* a, std::int64_t lda, const double* b, std::int64_t ldb, double beta,
           double* c, std::int64_t ldc);
 
-// The micro-kernel alone, for tests: false (and nothing computed) where the CPU lacks
-// AVX-512F.
+// Whether this build and CPU run the AVX-512 micro-kernel (whatever STRATA_TILE_GEMM says).
+bool has_avx512_micro_kernel();
+
+// The micro-kernel alone, for tests and the linear layers: false (and nothing computed) where
+// the CPU lacks AVX-512F.
 bool tile_gemm_avx512(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                       const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
                       float beta, float* c, std::int64_t ldc);

@@ -1,0 +1,108 @@
+#include "strata/nn/linear_product.h"
+
+#include <ATen/Parallel.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string_view>
+
+#include "strata/attn/tile_gemm.h"
+
+namespace strata::nn {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+bool micro_kernel_chosen() {
+  static const bool chosen = [] {
+    const char* choice = std::getenv("STRATA_LINEAR");
+    return attn::has_avx512_micro_kernel() && !(choice && std::string_view(choice) == "libtorch");
+  }();
+  return chosen;
+}
+
+// The product goes chunk by chunk so that what the micro-kernel re-reads stays in L2: a chunk
+// of kRowChunk rows of C at a depth of kDepthChunk (op(A)'s part, 96 x 256 floats = 96 KB, read
+// once per band of 64 columns; B's band, 256 x 64 floats = 64 KB, read once per 6 rows).
+// Depth chunks after the first add to C, always in depth order.
+constexpr std::int64_t kRowChunk = 96;
+constexpr std::int64_t kDepthChunk = 256;
+
+// c [m, n] = op(a) b, op(a) = a [m, depth] or, with trans_a, the transpose of a [depth, m]
+// (lda its row stride); b [depth, n] contiguous; the row chunks split across threads.
+void product(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t depth, const float* a, std::int64_t lda,
+             const float* b, float* c) {
+  const std::int64_t chunks = (m + kRowChunk - 1) / kRowChunk;
+  at::parallel_for(0, chunks, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t chunk = begin; chunk < end; ++chunk) {
+      const std::int64_t i0 = chunk * kRowChunk, rows = std::min(kRowChunk, m - i0);
+      for (std::int64_t p0 = 0; p0 < depth; p0 += kDepthChunk) {
+        const float* a_block = trans_a ? a + p0 * lda + i0 : a + i0 * lda + p0;
+        attn::tile_gemm_avx512(trans_a, rows, n, std::min(kDepthChunk, depth - p0), 1.0f, a_block, lda, b + p0 * n,
+                               n, p0 == 0 ? 0.0f : 1.0f, c + i0 * n, n);
+      }
+    }
+  });
+}
+
+class LinearProduct : public torch::autograd::Function<LinearProduct> {
+ public:
+  // x Wᵀ without the bias, which autograd adds (libtorch 1.13's Function takes no undefined input).
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight) {
+    const std::int64_t in = weight.size(1), out = weight.size(0);
+    const at::Tensor rows = x.reshape({-1, in}).contiguous();
+    // B of the micro-kernel is row-major [depth, n]: here Wᵀ, packed once per call.
+    const at::Tensor weight_t = weight.t().contiguous();
+    at::Tensor y = at::empty({rows.size(0), out}, x.options());
+    product(false, rows.size(0), out, in, rows.data_ptr<float>(), in, weight_t.data_ptr<float>(), y.data_ptr<float>());
+    ctx->save_for_backward({rows, weight});
+    std::vector<std::int64_t> shape = x.sizes().vec();
+    shape.back() = out;
+    return y.view(shape);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor& rows = saved[0];
+    const at::Tensor& weight = saved[1];
+    const std::int64_t m = rows.size(0), in = weight.size(1), out = weight.size(0);
+    if (!grads[0].defined()) return {at::Tensor(), at::Tensor()};
+    const at::Tensor dy = grads[0].reshape({m, out}).contiguous();
+    at::Tensor dx, dw;
+    if (ctx->needs_input_grad(0)) {
+      // dx [m, in] = dy [m, out] · W [out, in].
+      const at::Tensor w = weight.contiguous();
+      dx = at::empty({m, in}, rows.options());
+      product(false, m, in, out, dy.data_ptr<float>(), out, w.data_ptr<float>(), dx.data_ptr<float>());
+      std::vector<std::int64_t> shape = grads[0].sizes().vec();
+      shape.back() = in;
+      dx = dx.view(shape);
+    }
+    if (ctx->needs_input_grad(1)) {
+      // dW [out, in] = dyᵀ [out, m] · x [m, in]: rows of dW split across threads.
+      dw = at::empty({out, in}, weight.options());
+      product(true, out, in, m, dy.data_ptr<float>(), out, rows.data_ptr<float>(), dw.data_ptr<float>());
+    }
+    return {dx, dw};
+  }
+};
+
+}  // namespace
+
+at::Tensor linear_product(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  const bool fp32 = x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
+                    (!bias.defined() || bias.scalar_type() == at::kFloat);
+  const bool cpu = x.device().is_cpu() && weight.device().is_cpu();
+  if (!fp32 || !cpu || x.dim() == 0 || x.size(-1) != weight.size(1) || x.numel() < kMinRows * weight.size(1) ||
+      !micro_kernel_chosen())
+    return torch::nn::functional::linear(x, weight, bias);
+  const at::Tensor y = LinearProduct::apply(x, weight);
+  return bias.defined() ? y + bias : y;
+}
+
+const char* linear_products() { return micro_kernel_chosen() ? "avx512 micro-kernel" : "libtorch"; }
+
+}  // namespace strata::nn
