@@ -212,7 +212,6 @@ def adaptation_section(out, suite_tasks, seeds, held_out, base_name):
     for task in held_out:
         if task not in suite_tasks:
             continue
-        one = {task: suite_tasks[task]}
         for init in ["bert", "random", "section"] + [t for t in suite_tasks if t != "section"]:
             for pct in ("0.1", "1", "10", "100"):
                 st = system_stats(out, f"adapt-{task}-{init}-{pct}", seeds)
