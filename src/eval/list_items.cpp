@@ -40,14 +40,7 @@ double mean_over(const std::vector<std::string>& outputs, const std::vector<std:
 
 }  // namespace
 
-std::vector<std::string> split_list_items(std::string_view output) {
-  std::vector<std::string> items;
-  for (const std::string_view part : split(output, ',')) {
-    const std::string_view item = trim(part);
-    if (!item.empty()) items.emplace_back(item);
-  }
-  return items;
-}
+std::vector<std::string> split_list_items(std::string_view output) { return split_list(output, ','); }
 
 std::string normalize_list_item(std::string_view item) { return join_tokens(python_lower(item)); }
 
