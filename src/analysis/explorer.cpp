@@ -229,13 +229,13 @@ VisitedTiles visited_tiles(const attn::BlockMask& mask, const std::optional<std:
 }
 
 // The visited tiles that meet the view [q0, q1) × [k0, k1), as [q_begin, q_end, k_begin, k_end].
-Json tiles_json(const attn::BlockMask& mask, const VisitedTiles& visited, std::int64_t queries,
+Json tiles_json(const attn::BlockMask& mask, const VisitedTiles& visited,
                 const std::array<std::int64_t, 4>& view) {
   const auto [q0, q1, k0, k1] = view;
   Json full = Json::array(), partial = Json::array();
   for (const auto& [tile, is_full] : visited) {
-    const std::int64_t qa = tile.first * mask.q_tile, qb = std::min(queries, qa + mask.q_tile);
-    const std::int64_t ka = mask.key_start[tile.second], kb = mask.key_start[tile.second + 1];
+    const std::int64_t qa = mask.q_begin(tile.first), qb = qa + mask.q_rows(tile.first);
+    const std::int64_t ka = mask.k_begin(tile.second), kb = ka + mask.k_cols(tile.second);
     if (qb <= q0 || qa >= q1 || kb <= k0 || ka >= k1) continue;
     (is_full ? full : partial).push_back({qa, qb, ka, kb});
   }
@@ -545,17 +545,21 @@ Json Explorer::attention(const AttentionQuery& query) const {
   // The block mask as the fused kernel compiles it for this call.
   const attn::BlockMask& mask = layer.weights->block_mask();
   const VisitedTiles visited = visited_tiles(mask, query.head);
-  body["tiles"] = tiles_json(mask, visited, queries, {q0, q1, k0, k1});
+  body["tiles"] = tiles_json(mask, visited, {q0, q1, k0, k1});
   double share = 0;
   for (std::int64_t h = 0; h < heads; ++h)
     if (!query.head || h == *query.head) share += layer.visible_share[h];
   share /= query.head ? 1.0 : static_cast<double>(heads);
-  const double total = static_cast<double>(mask.q_tiles * mask.k_tiles);
+  // Tiles differ in size where they are cut at section boundaries: density is by area.
+  double area = 0;
+  for (const auto& [tile, is_full] : visited)
+    area += static_cast<double>(mask.q_rows(tile.first) * mask.k_cols(tile.second));
+  const double total = static_cast<double>(mask.lq * mask.lk);
   body["stats"] = {{"visible_pairs", share},
                    {"sparsity", 1.0 - share},
                    {"tiles_visited", visited.size()},
                    {"tiles_total", mask.q_tiles * mask.k_tiles},
-                   {"tile_density", total > 0 ? static_cast<double>(visited.size()) / total : 0.0},
+                   {"tile_density", total > 0 ? area / total : 0.0},
                    {"token_sorted", call.runs_token_sorted()}};
   if (impl_->views.size() >= kCachedViews) impl_->views.pop_front();
   impl_->views.emplace_back(key, body);

@@ -73,18 +73,11 @@ std::string head_expression(const attn::HeadSpec& head) {
   return attn::to_string(head.mask);
 }
 
-// Visited tiles over all tiles for head h's group; negative for a fixed-pattern head (it has
-// no group: the kernel reads one key per row).
+// The share of pairs inside head h's visited tiles (BlockMask::tile_density); negative for a
+// fixed-pattern head (it has no group: the kernel reads one key per row).
 double head_tile_density(const attn::BlockMask& mask, std::int64_t h) {
   const std::int32_t group = mask.head_group.at(static_cast<std::size_t>(h));
-  if (group < 0) return -1;
-  std::int64_t visited = 0;
-  for (std::int64_t b = 0; b < mask.batch; ++b)
-    for (std::int64_t qt = 0; qt < mask.q_tiles; ++qt) {
-      const std::int64_t r = mask.row(b, group, qt);
-      visited += mask.row_begin[r + 1] - mask.row_begin[r];
-    }
-  return static_cast<double>(visited) / static_cast<double>(mask.batch * mask.q_tiles * mask.k_tiles);
+  return group < 0 ? -1 : mask.tile_density(group);
 }
 
 // Positions where a new section starts (after the first token).

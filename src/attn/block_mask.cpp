@@ -10,9 +10,37 @@
 
 namespace strata::attn {
 
-double BlockMask::tile_density() const {
-  const std::int64_t total = batch * groups * q_tiles * k_tiles;
-  return total == 0 ? 0.0 : static_cast<double>(tile.size()) / static_cast<double>(total);
+std::int64_t BlockMask::q_tile_of(std::int64_t i) const {
+  return std::upper_bound(query_start.begin(), query_start.end(), i) - query_start.begin() - 1;
+}
+
+namespace {
+
+// The area of the tiles of group g (every group when g < 0) that `count` admits, over all pairs.
+template <class Counted>
+double visited_share(const BlockMask& m, std::int64_t g, Counted counted) {
+  const std::int64_t first = g < 0 ? 0 : g, last = g < 0 ? m.groups : g + 1;
+  double area = 0;
+  for (std::int64_t b = 0; b < m.batch; ++b)
+    for (std::int64_t group = first; group < last; ++group)
+      for (std::int64_t qt = 0; qt < m.q_tiles; ++qt) {
+        const std::int64_t r = m.row(b, group, qt);
+        for (std::int64_t e = m.row_begin[r]; e < m.row_begin[r + 1]; ++e)
+          if (counted(m.full[e] != 0))
+            area += static_cast<double>(m.q_rows(qt) * m.k_cols(m.tile[e]));
+      }
+  const double total = static_cast<double>(m.batch * (last - first) * m.lq * m.lk);
+  return total == 0 ? 0.0 : area / total;
+}
+
+}  // namespace
+
+double BlockMask::tile_density(std::int64_t g) const {
+  return visited_share(*this, g, [](bool) { return true; });
+}
+
+double BlockMask::partial_density(std::int64_t g) const {
+  return visited_share(*this, g, [](bool full) { return !full; });
 }
 
 namespace {
@@ -138,11 +166,12 @@ Cover evaluate(const std::vector<State::Op>& program, std::vector<Cover>& stack,
   return stack.back();
 }
 
-std::vector<QueryTile> query_tiles(const State& s, std::int64_t b, std::int64_t q_tile) {
+std::vector<QueryTile> query_tiles(const State& s, std::int64_t b,
+                                   const std::vector<std::int64_t>& start) {
   std::vector<QueryTile> tiles;
-  for (std::int64_t i0 = 0; i0 < s.lq; i0 += q_tile) {
+  for (std::size_t qt = 0; qt + 1 < start.size(); ++qt) {
     QueryTile t;
-    const std::int64_t i1 = std::min(i0 + q_tile, s.lq);
+    const std::int64_t i0 = start[qt], i1 = start[qt + 1];
     t.index = {i0 + s.query_offset, i1 - 1 + s.query_offset};
     for (int f = 0; f < kLayoutFields; ++f) {
       if (s.query[f].data == nullptr) continue;
@@ -158,27 +187,107 @@ std::vector<QueryTile> query_tiles(const State& s, std::int64_t b, std::int64_t 
   return tiles;
 }
 
-// BlockMask::key_start: k_tile steps, unless some mask reads prefix_block: then the prefix
-// slots are cut where their group changes (and every k_tile), and the keys proper start a
-// tile at P. A query tile of one segment then finds every prefix tile full or empty.
+// The layout fields whose changes cut tiles: those a mask compares by equality, and the
+// section when the bias is section-level (a tile inside one pair of sections then adds one
+// bias number instead of one per pair).
+std::vector<LayoutField> cut_fields(const State& s) {
+  std::vector<LayoutField> fields;
+  const auto add = [&](LayoutField f) {
+    if (std::find(fields.begin(), fields.end(), f) == fields.end()) fields.push_back(f);
+  };
+  for (const std::vector<State::Op>& program : s.programs)
+    for (const State::Op& op : program)
+      switch (op.kind) {
+        case MaskKind::SameSentence:
+        case MaskKind::SameParagraph:
+        case MaskKind::SameSection:
+        case MaskKind::SameSegment:
+        case MaskKind::SameDocument: add(field_of(op.kind)); break;
+        default: break;
+      }
+  switch (s.spec.bias.kind) {
+    case RelationKind::Hibrids:
+    case RelationKind::HibridsSelected:
+    case RelationKind::SectionDistance: add(LayoutField::Section); break;
+    default: break;
+  }
+  return fields;
+}
+
+// The positions p in (0, length) where one of `fields` changes between p - 1 and p in every
+// item of the batch (tiles are shared by the batch, so only a shared change can cut them).
+std::vector<std::int64_t> shared_changes(const std::array<State::Ids, kLayoutFields>& ids,
+                                         const std::vector<LayoutField>& fields,
+                                         std::int64_t batch, std::int64_t length) {
+  std::vector<std::int64_t> cuts;
+  for (std::int64_t p = 1; p < length && !fields.empty(); ++p) {
+    bool everywhere = batch > 0;
+    for (std::int64_t b = 0; b < batch && everywhere; ++b) {
+      bool changes = false;
+      for (const LayoutField f : fields) {
+        const State::Ids& field = ids[static_cast<int>(f)];
+        if (field.data != nullptr) changes = changes || field.row(b)[p] != field.row(b)[p - 1];
+      }
+      everywhere = changes;
+    }
+    if (everywhere) cuts.push_back(p);
+  }
+  return cuts;
+}
+
+// Appends the tile starts of [first, first + length): a grid of `tile` restarted at each cut
+// (the tile before a cut may be shorter), spans shorter than a tile packed whole into one
+// while they fit. The grid restarts rather than splitting a long span evenly because the tile
+// products run whole 16-column vectors: 64 + 9 columns cost less than 37 + 36.
+void push_tile_starts(std::vector<std::int64_t>& start, std::int64_t first, std::int64_t length,
+                      std::int64_t tile, std::vector<std::int64_t> cuts) {
+  cuts.push_back(length);
+  std::size_t c = 0;  // the first cut past pos
+  for (std::int64_t pos = 0; pos < length;) {
+    start.push_back(first + pos);
+    while (cuts[c] <= pos) ++c;
+    if (cuts[c] - pos > tile) {
+      pos += tile;
+      continue;
+    }
+    while (c + 1 < cuts.size() && cuts[c + 1] - pos <= tile) ++c;
+    pos = cuts[c];
+  }
+}
+
+std::vector<std::int64_t> query_starts(const State& s, std::int64_t q_tile) {
+  std::vector<std::int64_t> start;
+  push_tile_starts(start, 0, s.lq, q_tile, shared_changes(s.query, cut_fields(s), s.batch, s.lq));
+  start.push_back(s.lq);
+  return start;
+}
+
+// BlockMask::key_start: as query_starts over the keys proper, and when some mask reads
+// prefix_block, the prefix slots cut where their group changes (and every k_tile), so that a
+// query tile of one segment finds every prefix tile full or empty. Without either cut, one
+// grid runs over prefix slots and keys alike.
 std::vector<std::int64_t> key_starts(const State& s, std::int64_t k_tile) {
-  const std::int64_t keys = s.prefix + s.lk;
   bool blocking = false;
   for (const std::vector<State::Op>& program : s.programs)
     for (const State::Op& op : program) blocking = blocking || op.kind == MaskKind::PrefixBlock;
+  const std::vector<std::int64_t> cuts = shared_changes(s.key, cut_fields(s), s.batch, s.lk);
   std::vector<std::int64_t> start;
-  std::int64_t n = 0;
   if (blocking && s.prefix > 0 && s.prefix_segment.data != nullptr) {
     const std::int32_t* group = s.prefix_segment.data;
-    while (n < s.prefix) {
+    for (std::int64_t n = 0; n < s.prefix;) {
       start.push_back(n);
       const std::int64_t first = n;
       while (++n < s.prefix && n - first < k_tile && group[n] == group[first]) {
       }
     }
+    push_tile_starts(start, s.prefix, s.lk, k_tile, cuts);
+  } else if (!cuts.empty()) {
+    push_tile_starts(start, 0, s.prefix, k_tile, {});
+    push_tile_starts(start, s.prefix, s.lk, k_tile, cuts);
+  } else {
+    push_tile_starts(start, 0, s.prefix + s.lk, k_tile, {});
   }
-  for (; n < keys; n += k_tile) start.push_back(n);
-  start.push_back(keys);
+  start.push_back(s.prefix + s.lk);
   return start;
 }
 
@@ -221,7 +330,8 @@ BlockMask compile_block_mask(const PairRules& rules, std::int64_t q_tile, std::i
   mask.k_tile = k_tile;
   mask.batch = s.batch;
   mask.groups = static_cast<std::int64_t>(s.programs.size());
-  mask.q_tiles = (s.lq + q_tile - 1) / q_tile;
+  mask.query_start = query_starts(s, q_tile);
+  mask.q_tiles = static_cast<std::int64_t>(mask.query_start.size()) - 1;
   mask.key_start = key_starts(s, k_tile);
   mask.k_tiles = static_cast<std::int64_t>(mask.key_start.size()) - 1;
   mask.lq = s.lq;
@@ -234,7 +344,7 @@ BlockMask compile_block_mask(const PairRules& rules, std::int64_t q_tile, std::i
   call_causal.kind = MaskKind::Causal;
   std::vector<Cover> stack;
   for (std::int64_t b = 0; b < s.batch; ++b) {
-    const std::vector<QueryTile> queries = query_tiles(s, b, q_tile);
+    const std::vector<QueryTile> queries = query_tiles(s, b, mask.query_start);
     const std::vector<KeyTile> keys = key_tiles(s, b, mask.key_start);
     for (const std::vector<State::Op>& program : s.programs) {
       for (const QueryTile& q : queries) {

@@ -85,7 +85,7 @@ BandWeights::Columns BandWeights::columns(std::int64_t q0, std::int64_t q1) cons
     const BlockMask& mask = tiles_;
     std::vector<char> used(mask.k_tiles, 0);
     for (std::int64_t g = 0; g < mask.groups; ++g)
-      for (std::int64_t qt = q0 / mask.q_tile; qt < mask.q_tiles && qt * mask.q_tile < q1; ++qt) {
+      for (std::int64_t qt = mask.q_tile_of(q0); qt < mask.q_tiles && mask.q_begin(qt) < q1; ++qt) {
         const std::int64_t row = mask.row(0, g, qt);
         for (std::int64_t e = mask.row_begin[row]; e < mask.row_begin[row + 1]; ++e) used[mask.tile[e]] = 1;
       }

@@ -74,25 +74,16 @@ attn::BlockMask pass_block_mask(const attn::AttentionCall& call, const KernelPas
 
 // Head group g of a pass's mask: its heads (numbered in the layer), their mask, the order
 // they run in, the tiles visited and how many of those are partial (the predicate evaluated
-// per pair), as fractions of all tiles.
+// per pair), as shares of all pairs (tile_density, partial_fraction).
 Json group_json(const attn::AttentionCall& call, const KernelPass& pass, const attn::BlockMask& mask, std::int64_t g) {
   std::vector<std::int64_t> heads;
   for (std::size_t i = 0; i < mask.head_group.size(); ++i)
     if (mask.head_group[i] == g) heads.push_back(pass.heads[i]);
-  std::int64_t visited = 0, full = 0;
-  for (std::int64_t qt = 0; qt < mask.q_tiles; ++qt) {
-    const std::int64_t r = mask.row(0, g, qt);
-    for (std::int64_t e = mask.row_begin[r]; e < mask.row_begin[r + 1]; ++e) {
-      ++visited;
-      full += mask.full[e];
-    }
-  }
-  const double tiles = static_cast<double>(mask.q_tiles * mask.k_tiles);
   return {{"heads", heads},
           {"mask", call.spec ? attn::to_string(call.spec->head(heads.front()).mask) : "all"},
           {"order", pass.token_order ? "token" : "document"},
-          {"tile_density", static_cast<double>(visited) / tiles},
-          {"partial_fraction", static_cast<double>(visited - full) / tiles}};
+          {"tile_density", mask.tile_density(g)},
+          {"partial_fraction", mask.partial_density(g)}};
 }
 
 }  // namespace

@@ -79,15 +79,12 @@ void run_case_child(const PrefixBenchOptions& o, const PrefixCase& c) {
   write_file_atomic(o.run.child_out, result.dump());
 }
 
-// Visited and partial tiles of a call's block mask, as fractions of all tiles.
+// Visited and partial tiles of a call's block mask, as shares of all pairs.
 Json tile_stats(const attn::AttentionCall& call) {
   const attn::BlockMask mask = attn::compile_block_mask(call);
-  std::int64_t full = 0;
-  for (std::uint8_t f : mask.full) full += f;
-  const double tiles = static_cast<double>(mask.batch * mask.groups * mask.q_tiles * mask.k_tiles);
   return {{"tile", mask.q_tile},
           {"tile_density", mask.tile_density()},
-          {"partial_fraction", tiles > 0 ? static_cast<double>(mask.tile.size() - full) / tiles : 0.0}};
+          {"partial_fraction", mask.partial_density()}};
 }
 
 // One layer's attention of every kind, timed in one process and interleaved; the ratio to

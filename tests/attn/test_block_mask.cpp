@@ -39,7 +39,15 @@ TEST(BlockMask, SoundOnRandomCalls) {
     ASSERT_EQ(m.batch, rules.batch());
     ASSERT_EQ(m.lq, rules.queries());
     ASSERT_EQ(m.lk, rules.keys());
-    ASSERT_EQ(m.q_tiles, (rules.queries() + q_tile - 1) / q_tile);
+    // Query tiles cover the queries in order, at most q_tile wide.
+    ASSERT_EQ(static_cast<std::int64_t>(m.query_start.size()), m.q_tiles + 1);
+    ASSERT_EQ(m.query_start.front(), 0);
+    ASSERT_EQ(m.query_start.back(), rules.queries());
+    for (std::int64_t qt = 0; qt < m.q_tiles; ++qt) {
+      ASSERT_GT(m.q_rows(qt), 0);
+      ASSERT_LE(m.q_rows(qt), q_tile);
+      ASSERT_EQ(m.q_tile_of(m.q_begin(qt) + m.q_rows(qt) - 1), qt);
+    }
     // Key tiles cover the keys in order, at most k_tile wide; with prefix_block, none mixes
     // prefix groups or prefix slots and keys proper.
     ASSERT_EQ(static_cast<std::int64_t>(m.key_start.size()), m.k_tiles + 1);
@@ -53,10 +61,7 @@ TEST(BlockMask, SoundOnRandomCalls) {
       const std::int64_t n0 = m.key_start[kt], n1 = m.key_start[kt + 1];
       ASSERT_LT(n0, n1);
       ASSERT_LE(n1 - n0, k_tile);
-      if (!blocking) {
-        ASSERT_EQ(n0, kt * k_tile);
-        continue;
-      }
+      if (!blocking) continue;
       const std::int64_t prefix = rules.prefix_len();
       ASSERT_TRUE(n1 <= prefix || n0 >= prefix) << "a tile across prefix slots and keys";
       for (std::int64_t n = n0; n < std::min(n1, prefix); ++n)
@@ -86,7 +91,7 @@ TEST(BlockMask, SoundOnRandomCalls) {
             ASSERT_LT(m.tile[e - 1], m.tile[e]);
           for (std::int64_t kt = 0; kt < m.k_tiles; ++kt) {
             bool any = false, all = true;
-            for (std::int64_t i = qt * q_tile; i < std::min((qt + 1) * q_tile, m.lq); ++i)
+            for (std::int64_t i = m.q_begin(qt); i < m.q_begin(qt) + m.q_rows(qt); ++i)
               for (std::int64_t n = m.key_start[kt]; n < m.key_start[kt + 1]; ++n) {
                 const bool v = rules.visible(b, h, i, n);
                 any |= v;
@@ -173,9 +178,78 @@ TEST(BlockMask, LongSectionsGiveFullTiles) {
   EXPECT_EQ(tiles(m, 0, 0, 0), "FF......");
   EXPECT_EQ(tiles(m, 0, 0, 5), "....FF..");
   EXPECT_DOUBLE_EQ(m.tile_density(), 0.25);
-  // Sections that change inside a tile make it partial, never wrong.
+  // Key tiles of 24 restart at each section (0 24 32 56 64 88 96 120), so even the negation
+  // finds every tile full or absent.
   spec.heads[0].mask = !Mask::of(MaskKind::SameSection);
-  EXPECT_EQ(tiles(compile_block_mask(call, 16, 24), 0, 0, 1), ".pFFFF");
+  EXPECT_EQ(tiles(compile_block_mask(call, 16, 24), 0, 0, 1), "..FFFFFF");
+}
+
+// Sections that do not fall on the grid: tiles are cut where the section changes, so every
+// visited tile of same_section is full and the tiles hold exactly the visible pairs.
+TEST(BlockMask, TilesCutAtSectionBoundaries) {
+  std::vector<std::int32_t> sections;
+  const std::vector<int> lengths = {30, 45, 25};
+  for (int s = 0; s < 3; ++s) sections.insert(sections.end(), lengths[s], s);
+  TokenLayout layout;
+  layout.section = torch::tensor(sections, torch::kInt32).view({1, -1});
+  AttentionCall call = call_of(1, 100, 0, 100);
+  call.query_layout = call.key_layout = &layout;
+  LayerSpec spec;
+  spec.heads[0].mask = Mask::of(MaskKind::SameSection);
+  call.spec = &spec;
+  const BlockMask m = compile_block_mask(call, 16, 16);
+  // A grid of 16 restarted at 30 and 75.
+  const std::vector<std::int64_t> starts{0, 16, 30, 46, 62, 75, 91, 100};
+  EXPECT_EQ(m.query_start, starts);
+  EXPECT_EQ(m.key_start, starts);
+  EXPECT_EQ(tiles(m, 0, 0, 0), "FF.....");
+  EXPECT_EQ(tiles(m, 0, 0, 3), "..FFF..");
+  EXPECT_EQ(tiles(m, 0, 0, 6), ".....FF");
+  EXPECT_EQ(m.partial_density(), 0.0);
+  EXPECT_DOUBLE_EQ(m.tile_density(), (30.0 * 30 + 45 * 45 + 25 * 25) / (100 * 100));
+  EXPECT_EQ(m.q_tile_of(29), 1);
+  EXPECT_EQ(m.q_tile_of(30), 2);
+  // A plain mask with no field to compare keeps the grid.
+  spec.heads[0].mask = Mask::window(8, 8);
+  EXPECT_EQ(compile_block_mask(call, 16, 16).query_start,
+            (std::vector<std::int64_t>{0, 16, 32, 48, 64, 80, 96, 100}));
+}
+
+// Sections shorter than a tile are packed whole into one; a long one restarts the grid.
+TEST(BlockMask, ShortSectionsPackedWholeIntoTiles) {
+  std::vector<std::int32_t> sentences;
+  const std::vector<int> lengths = {5, 5, 5, 20, 3};
+  for (int s = 0; s < 5; ++s) sentences.insert(sentences.end(), lengths[s], s);
+  TokenLayout layout;
+  layout.sentence = torch::tensor(sentences, torch::kInt32).view({1, -1});
+  AttentionCall call = call_of(1, 38, 0, 38);
+  call.query_layout = call.key_layout = &layout;
+  LayerSpec spec;
+  spec.heads[0].mask = Mask::of(MaskKind::SameSentence);
+  call.spec = &spec;
+  const BlockMask m = compile_block_mask(call, 16, 16);
+  EXPECT_EQ(m.query_start, (std::vector<std::int64_t>{0, 15, 31, 38}));
+  // The packed tile sees its own three sentences: partial on its own tile only.
+  EXPECT_EQ(tiles(m, 0, 0, 0), "p..");
+  EXPECT_EQ(tiles(m, 0, 0, 1), ".Fp");
+}
+
+// Tiles are shared by the batch: only a boundary every item has cuts them.
+TEST(BlockMask, OnlyBoundariesSharedByTheBatchCutTiles) {
+  TokenLayout layout;
+  std::vector<std::int32_t> sections(2 * 40, 0);
+  for (int j = 10; j < 40; ++j) sections[j] = j < 25 ? 1 : 2;       // item 0: 10 | 15 | 15
+  for (int j = 25; j < 40; ++j) sections[40 + j] = 1;                 // item 1: 25 | 15
+  layout.section = torch::tensor(sections, torch::kInt32).view({2, 40});
+  AttentionCall call = call_of(1, 40, 0, 40);
+  call.q = torch::zeros({2, 1, 40, 2});
+  call.k = call.v = torch::zeros({2, 1, 40, 2});
+  call.query_layout = call.key_layout = &layout;
+  LayerSpec spec;
+  spec.heads[0].mask = Mask::of(MaskKind::SameSection);
+  call.spec = &spec;
+  EXPECT_EQ(compile_block_mask(call, 16, 16).query_start,
+            (std::vector<std::int64_t>{0, 16, 25, 40}));
 }
 
 TEST(BlockMask, PaddingAndPrefixTiles) {

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -131,9 +132,21 @@ TEST_F(CliExplore, TheApiGivesEachHeadsWeightsMaskTilesAndBiasesOnAManPage) {
       }
       ASSERT_NEAR(row, 1.0, 1e-4) << "head " << head << " row " << i;
     }
-    // The block mask: the window visits the diagonal tiles and their neighbours only.
+    // The block mask: the window visits the diagonal tiles and their neighbours only. Head 1's
+    // same_section cuts the layer's tiles where the section changes: a tile lies inside one
+    // section, or holds the end of one and whole short ones packed after it.
     if (head == 0) {
-      const std::int64_t tiles = (n + 63) / 64;
+      const json& section = a["token_sections"];
+      const auto starts_section = [&](std::int64_t i) { return i == 0 || i == n || section[i - 1] != section[i]; };
+      std::set<std::int64_t> rows;
+      for (const char* kind : {"full", "partial"})
+        for (const json& t : view["tiles"][kind]) {
+          rows.insert(t[0].get<std::int64_t>());
+          const std::int64_t q0 = t[0], q1 = t[1];
+          EXPECT_TRUE(section[q0] == section[q1 - 1] || starts_section(q1)) << t.dump();
+        }
+      const std::int64_t tiles = static_cast<std::int64_t>(rows.size());
+      EXPECT_GE(tiles, (n + 63) / 64);
       EXPECT_EQ(view["stats"]["tiles_visited"], 3 * tiles - 2) << view["tiles"].dump();
       EXPECT_NEAR(view["stats"]["sparsity"].get<double>(), 1.0 - (n * (2.0 * kWindow + 1) - kWindow * (kWindow + 1.0)) / (n * n), 1e-9);
     }

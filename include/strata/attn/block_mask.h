@@ -15,14 +15,22 @@ namespace strata::attn {
 struct AttentionCall;
 
 struct BlockMask {
-  std::int64_t q_tile = 64, k_tile = 64;  // tile extents (the last tile may be shorter)
+  std::int64_t q_tile = 64, k_tile = 64;  // the widest a tile may be
   std::int64_t batch = 0, groups = 0, q_tiles = 0, k_tiles = 0;
   std::int64_t lq = 0, lk = 0;  // queries; keys including the P prefix slots
-  // Key tile kt covers keys [key_start[kt], key_start[kt + 1]) (k_tiles + 1 entries, the last
-  // lk), at most k_tile wide: key_start[kt] = kt * k_tile, except when a mask blocks prefix slots
-  // (prefix_block), where the P slots are cut at every change of segment group and the keys
-  // proper start a tile of their own at P, so that a query tile of one segment skips the
-  // other groups' slots whole.
+  // Query tile qt covers queries [query_start[qt], query_start[qt + 1]) (q_tiles + 1 entries,
+  // the last lq), at most q_tile wide. Key tile kt covers keys [key_start[kt], key_start[kt +
+  // 1]) (k_tiles + 1 entries, the last lk), at most k_tile wide. Both are a grid of full-width
+  // tiles, except:
+  // - where a mask compares a layout field by equality (same_section, ...) or the bias is
+  //   section-level, tiles are cut where that field changes in every item of the batch, so a
+  //   tile lies inside one section and meets another section's tiles whole (full or absent)
+  //   instead of partially. A section longer than a tile is cut into equal pieces; sections
+  //   shorter than one are packed whole into one tile.
+  // - when a mask blocks prefix slots (prefix_block), the P slots are cut at every change of
+  //   segment group and the keys proper start a tile of their own at P, so that a query tile
+  //   of one segment skips the other groups' slots whole.
+  std::vector<std::int64_t> query_start;
   std::vector<std::int64_t> key_start;
   std::vector<std::int32_t> head_group;  // [H] -> group; -1 for heads with a fixed pattern
   // CSR over rows (b, g, qt): entries row_begin[r] .. row_begin[r + 1] - 1, key tiles ascending.
@@ -33,8 +41,17 @@ struct BlockMask {
   std::int64_t row(std::int64_t b, std::int64_t g, std::int64_t qt) const {
     return (b * groups + g) * q_tiles + qt;
   }
-  // Visited tiles (full + partial) over all tiles, per group and batch item together.
-  double tile_density() const;
+  std::int64_t q_begin(std::int64_t qt) const { return query_start[qt]; }
+  std::int64_t q_rows(std::int64_t qt) const { return query_start[qt + 1] - query_start[qt]; }
+  std::int64_t k_begin(std::int64_t kt) const { return key_start[kt]; }
+  std::int64_t k_cols(std::int64_t kt) const { return key_start[kt + 1] - key_start[kt]; }
+  // The query tile that holds query i (0 <= i < lq).
+  std::int64_t q_tile_of(std::int64_t i) const;
+  // The pairs inside visited tiles (full + partial; only partial ones) over all pairs, for
+  // head group g (every group when g < 0), over the batch: what the kernel computes, as a
+  // share of dense.
+  double tile_density(std::int64_t g = -1) const;
+  double partial_density(std::int64_t g = -1) const;
 };
 
 BlockMask compile_block_mask(const AttentionCall& call, std::int64_t q_tile = 64,

@@ -114,7 +114,7 @@ class Backward {
 
   void fixed_rows(const Target& target, std::int64_t b, std::int64_t h, std::int64_t qt) {
     if (target.dv == nullptr) return;
-    const std::int64_t i0 = qt * p_.mask.q_tile, rows = p_.q_rows(qt), d = p_.dim;
+    const std::int64_t i0 = p_.q_begin(qt), rows = p_.q_rows(qt), d = p_.dim;
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t key = p_.rules.fixed_key(b, h, i0 + r);
       if (key < 0) continue;
@@ -127,7 +127,7 @@ class Backward {
 
   void softmax_rows(ScoreTile<T>& tile, Scratch& scratch, const Target& target, std::int64_t b,
                     std::int64_t h, std::int64_t qt) {
-    const std::int64_t i0 = qt * p_.mask.q_tile, rows = p_.q_rows(qt), d = p_.dim;
+    const std::int64_t i0 = p_.q_begin(qt), rows = p_.q_rows(qt), d = p_.dim;
     const std::int64_t row = p_.mask_row(b, h, qt), ld = tile.ld();
     const T* d_out = dout_ + rows_at(b, h, i0);
     const T* out = out_ + rows_at(b, h, i0);

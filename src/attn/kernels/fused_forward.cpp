@@ -82,7 +82,7 @@ class Forward {
   // A fixed head copies its key's value, times dropout's factor (or leaves zeros); its lse
   // is unused.
   void fixed_rows(std::int64_t b, std::int64_t h, std::int64_t qt) {
-    const std::int64_t i0 = qt * p_.mask.q_tile, rows = p_.q_rows(qt), d = p_.dim;
+    const std::int64_t i0 = p_.q_begin(qt), rows = p_.q_rows(qt), d = p_.dim;
     for (std::int64_t r = 0; r < rows; ++r) {
       lse_[bh(b, h) * p_.lq + i0 + r] = 0;
       const std::int64_t key = p_.rules.fixed_key(b, h, i0 + r);
@@ -97,7 +97,7 @@ class Forward {
   // The online softmax over the row's key tiles.
   void softmax_rows(ScoreTile<T>& tile, RowStats& stats, std::int64_t b, std::int64_t h,
                     std::int64_t qt) {
-    const std::int64_t i0 = qt * p_.mask.q_tile, rows = p_.q_rows(qt), d = p_.dim;
+    const std::int64_t i0 = p_.q_begin(qt), rows = p_.q_rows(qt), d = p_.dim;
     const std::int64_t row = p_.mask_row(b, h, qt), ld = tile.ld();
     T* o = out_rows(b, h, i0);
     std::fill_n(stats.max.begin(), rows, -std::numeric_limits<T>::infinity());
@@ -223,7 +223,7 @@ class Forward {
   void top_p_rows(ScoreTile<T>& tile, TopPScratch& scratch, std::int64_t b, std::int64_t h,
                   std::int64_t qt, T* sums, T* unvoted_sums) {
     const BlockMask& m = p_.mask;
-    const std::int64_t i0 = qt * m.q_tile, rows = p_.q_rows(qt), d = p_.dim, ld = tile.ld();
+    const std::int64_t i0 = p_.q_begin(qt), rows = p_.q_rows(qt), d = p_.dim, ld = tile.ld();
     const std::int64_t row = p_.mask_row(b, h, qt);
     const std::int64_t first = m.row_begin[row], count = m.row_begin[row + 1] - first;
     const std::int64_t stride = m.q_tile * ld;
@@ -271,7 +271,7 @@ class Forward {
                     std::vector<std::uint8_t>& check, std::vector<T>& values, std::int64_t b,
                     std::int64_t h, std::int64_t qt) {
     const BlockMask& m = p_.mask;
-    const std::int64_t i0 = qt * m.q_tile, rows = p_.q_rows(qt), d = p_.dim, ld = tile.ld();
+    const std::int64_t i0 = p_.q_begin(qt), rows = p_.q_rows(qt), d = p_.dim, ld = tile.ld();
     const std::int64_t row = p_.mask_row(b, h, qt);
     const T* lse = lse_ + bh(b, h) * p_.lq + i0;
     T* o = out_rows(b, h, i0);

@@ -29,13 +29,19 @@ void check_block_mask(const BlockMask& mask, const PairRules& rules) {
   if (static_cast<std::int64_t>(mask.head_group.size()) != rules.heads())
     throw bad("has " + std::to_string(mask.head_group.size()) + " heads, the call " +
               std::to_string(rules.heads()));
-  const std::vector<std::int64_t>& start = mask.key_start;
-  bool key_tiles_ok = static_cast<std::int64_t>(start.size()) == mask.k_tiles + 1 &&
-                      start.front() == 0 && start.back() == mask.lk;
-  for (std::size_t kt = 0; key_tiles_ok && kt + 1 < start.size(); ++kt)
-    key_tiles_ok = start[kt] < start[kt + 1] && start[kt + 1] - start[kt] <= mask.k_tile;
+  // Tile starts run from 0 to `end` in steps of 1 .. widest.
+  const auto tiles_ok = [](const std::vector<std::int64_t>& start, std::int64_t tiles,
+                           std::int64_t end, std::int64_t widest) {
+    if (static_cast<std::int64_t>(start.size()) != tiles + 1 || start.front() != 0 ||
+        start.back() != end)
+      return false;
+    for (std::size_t t = 0; t + 1 < start.size(); ++t)
+      if (start[t] >= start[t + 1] || start[t + 1] - start[t] > widest) return false;
+    return true;
+  };
   if (mask.q_tile <= 0 || mask.k_tile <= 0 ||
-      mask.q_tiles != (mask.lq + mask.q_tile - 1) / mask.q_tile || !key_tiles_ok ||
+      !tiles_ok(mask.query_start, mask.q_tiles, mask.lq, mask.q_tile) ||
+      !tiles_ok(mask.key_start, mask.k_tiles, mask.lk, mask.k_tile) ||
       static_cast<std::int64_t>(mask.row_begin.size()) !=
           mask.batch * mask.groups * mask.q_tiles + 1)
     throw bad("has inconsistent tile counts");

@@ -57,13 +57,10 @@ struct FusedPlan {
     if (!counter_keep(seed, dropout, b, h, i, n)) return T(0);
     return dropout < 1 ? static_cast<T>(1.0 / (1.0 - dropout)) : T(0);
   }
-  std::int64_t q_rows(std::int64_t qt) const {  // rows of query tile qt
-    return std::min(mask.q_tile, lq - qt * mask.q_tile);
-  }
-  std::int64_t k_begin(std::int64_t kt) const { return mask.key_start[kt]; }  // first key of tile kt
-  std::int64_t k_cols(std::int64_t kt) const {  // keys of tile kt
-    return mask.key_start[kt + 1] - mask.key_start[kt];
-  }
+  std::int64_t q_begin(std::int64_t qt) const { return mask.q_begin(qt); }  // first query of tile qt
+  std::int64_t q_rows(std::int64_t qt) const { return mask.q_rows(qt); }    // queries of tile qt
+  std::int64_t k_begin(std::int64_t kt) const { return mask.k_begin(kt); }  // first key of tile kt
+  std::int64_t k_cols(std::int64_t kt) const { return mask.k_cols(kt); }    // keys of tile kt
 };
 
 // Raw views of the contiguous compute-dtype tensors: q [B, H, Lq, D], k and v [B, H, N, D],
