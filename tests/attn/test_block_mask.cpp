@@ -184,20 +184,32 @@ TEST(BlockMask, LongSectionsGiveFullTiles) {
   EXPECT_EQ(tiles(compile_block_mask(call, 16, 24), 0, 0, 1), "..FFFFFF");
 }
 
+// Ids 0, 1, 2, ... in spans of `lengths` tokens: one batch item's field.
+at::Tensor spans(const std::vector<int>& lengths) {
+  std::vector<std::int32_t> ids;
+  for (std::size_t s = 0; s < lengths.size(); ++s) ids.insert(ids.end(), lengths[s], static_cast<std::int32_t>(s));
+  return torch::tensor(ids, torch::kInt32).view({1, -1});
+}
+
+// Self-attention over the layout's tokens, every head under `mask`.
+struct SelfCall {
+  SelfCall(TokenLayout layout_in, Mask mask) : layout(std::move(layout_in)) {
+    call = call_of(1, layout.length(), 0, layout.length());
+    call.query_layout = call.key_layout = &layout;
+    spec.heads[0].mask = std::move(mask);
+    call.spec = &spec;
+  }
+  SelfCall(const SelfCall&) = delete;
+  TokenLayout layout;
+  LayerSpec spec;
+  AttentionCall call;
+};
+
 // Sections that do not fall on the grid: tiles are cut where the section changes, so every
 // visited tile of same_section is full and the tiles hold exactly the visible pairs.
 TEST(BlockMask, TilesCutAtSectionBoundaries) {
-  std::vector<std::int32_t> sections;
-  const std::vector<int> lengths = {30, 45, 25};
-  for (int s = 0; s < 3; ++s) sections.insert(sections.end(), lengths[s], s);
-  TokenLayout layout;
-  layout.section = torch::tensor(sections, torch::kInt32).view({1, -1});
-  AttentionCall call = call_of(1, 100, 0, 100);
-  call.query_layout = call.key_layout = &layout;
-  LayerSpec spec;
-  spec.heads[0].mask = Mask::of(MaskKind::SameSection);
-  call.spec = &spec;
-  const BlockMask m = compile_block_mask(call, 16, 16);
+  SelfCall self({.section = spans({30, 45, 25})}, Mask::of(MaskKind::SameSection));
+  const BlockMask m = compile_block_mask(self.call, 16, 16);
   // A grid of 16 restarted at 30 and 75.
   const std::vector<std::int64_t> starts{0, 16, 30, 46, 62, 75, 91, 100};
   EXPECT_EQ(m.query_start, starts);
@@ -210,24 +222,15 @@ TEST(BlockMask, TilesCutAtSectionBoundaries) {
   EXPECT_EQ(m.q_tile_of(29), 1);
   EXPECT_EQ(m.q_tile_of(30), 2);
   // A plain mask with no field to compare keeps the grid.
-  spec.heads[0].mask = Mask::window(8, 8);
-  EXPECT_EQ(compile_block_mask(call, 16, 16).query_start,
+  self.spec.heads[0].mask = Mask::window(8, 8);
+  EXPECT_EQ(compile_block_mask(self.call, 16, 16).query_start,
             (std::vector<std::int64_t>{0, 16, 32, 48, 64, 80, 96, 100}));
 }
 
 // Sections shorter than a tile are packed whole into one; a long one restarts the grid.
 TEST(BlockMask, ShortSectionsPackedWholeIntoTiles) {
-  std::vector<std::int32_t> sentences;
-  const std::vector<int> lengths = {5, 5, 5, 20, 3};
-  for (int s = 0; s < 5; ++s) sentences.insert(sentences.end(), lengths[s], s);
-  TokenLayout layout;
-  layout.sentence = torch::tensor(sentences, torch::kInt32).view({1, -1});
-  AttentionCall call = call_of(1, 38, 0, 38);
-  call.query_layout = call.key_layout = &layout;
-  LayerSpec spec;
-  spec.heads[0].mask = Mask::of(MaskKind::SameSentence);
-  call.spec = &spec;
-  const BlockMask m = compile_block_mask(call, 16, 16);
+  SelfCall self({.sentence = spans({5, 5, 5, 20, 3})}, Mask::of(MaskKind::SameSentence));
+  const BlockMask m = compile_block_mask(self.call, 16, 16);
   EXPECT_EQ(m.query_start, (std::vector<std::int64_t>{0, 15, 31, 38}));
   // The packed tile sees its own three sentences: partial on its own tile only.
   EXPECT_EQ(tiles(m, 0, 0, 0), "p..");
