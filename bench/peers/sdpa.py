@@ -9,6 +9,7 @@ per case the median and every round in milliseconds and the process's peak memor
 import argparse
 import ctypes
 import json
+import os
 import resource
 import statistics
 import time
@@ -27,6 +28,11 @@ def blas_description():
         except (OSError, AttributeError):
             continue
     return "not OpenBLAS"
+
+
+def malloc_description():
+    """glibc's malloc settings in force (bench/peers/run sets strata's heap policy)."""
+    return os.environ.get("GLIBC_TUNABLES") or "glibc defaults"
 
 
 def timed(step, rounds, warmup):
@@ -65,6 +71,7 @@ def main():
     result = {
         "torch": torch.__version__,
         "blas": blas_description(),
+        "malloc": malloc_description(),
         "threads": torch.get_num_threads(),
         "sdpa_backend": {0: "math", 1: "flash", 2: "efficient"}.get(torch._fused_sdp_choice(q, k, v), "other"),
         "length": args.length,

@@ -16,7 +16,7 @@ import time
 import torch
 import torch.nn as nn
 
-from sdpa import blas_description
+from sdpa import blas_description, malloc_description
 
 VOCAB, D_MODEL, HEADS, D_FF, LAYERS, DROPOUT = 8000, 256, 4, 1024, 6, 0.1
 SOURCE_LEN, TARGET_LEN, PAD, START, EOS = 512, 64, 2, 0, 1
@@ -103,6 +103,7 @@ def main():
     print(json.dumps({
         "torch": torch.__version__,
         "blas": blas_description(),
+        "malloc": malloc_description(),
         "threads": torch.get_num_threads(),
         "parameters": sum(p.numel() for p in model.parameters()),
         "median_step_ms": median,

@@ -272,7 +272,10 @@ std::vector<Row> peer_rows(const AttentionBenchOptions& o, Json& peer_info) {
                 std::to_string(o.run.rounds), "--window", std::to_string(half_window(o.length))},
                o.run.threads);
   if (!peer) return {};
-  peer_info = {{"torch", (*peer)["torch"]}, {"blas", (*peer)["blas"]}, {"sdpa_backend", (*peer)["sdpa_backend"]}};
+  peer_info = {{"torch", (*peer)["torch"]},
+               {"blas", (*peer)["blas"]},
+               {"malloc", peer->value("malloc", "not reported")},
+               {"sdpa_backend", (*peer)["sdpa_backend"]}};
   std::vector<Row> rows;
   const auto add = [&](const char* id, const char* name, const char* label, const Json& timing) {
     Row row{id, name, label, timing["median_ms"].get<double>(), Json{{"label", label}}, nullptr};
@@ -369,8 +372,9 @@ void run_parent(const AttentionBenchOptions& o) {
     std::printf("%s) %s: %s\n", c.id, c.label, session.result(c.name)["spec"].get<std::string>().c_str());
   for (const Row& row : peer) std::printf("%s) %s\n", row.id.c_str(), row.label.c_str());
   if (!peer.empty())
-    std::printf("peer: torch %s, SDPA backend %s, BLAS %s\n", peer_info["torch"].get<std::string>().c_str(),
-                peer_info["sdpa_backend"].get<std::string>().c_str(), peer_info["blas"].get<std::string>().c_str());
+    std::printf("peer: torch %s, SDPA backend %s, BLAS %s, malloc %s\n", peer_info["torch"].get<std::string>().c_str(),
+                peer_info["sdpa_backend"].get<std::string>().c_str(), peer_info["blas"].get<std::string>().c_str(),
+                peer_info["malloc"].get<std::string>().c_str());
   std::printf("GFLOP/s: fused dense %.1f of sgemm %.1f = %.3f; %s\n", fused_gflops, sgemm_gflops,
               fused_gflops / sgemm_gflops, kFlopsAccounting);
   std::printf("peak MB: the case's whole process (ru_maxrss); +MB: what its steps added over its inputs "
