@@ -7,6 +7,7 @@
 #include "strata/core/error.h"
 #include "strata/models/model_layers.h"
 #include "strata/nn/transformer_layers.h"
+#include "strata/nn/dropout.h"
 
 namespace strata::models {
 
@@ -60,7 +61,7 @@ at::Tensor BstLmImpl::forward(const at::Tensor& ids, nn::KvCache* cache) {
     throw Error("bst_lm: the cache has " + std::to_string(cache->layers.size()) + " layers, the model " +
                 std::to_string(layers->size()) + " (make it with new_cache())");
   const std::int64_t offset = cache ? cache->length : 0;
-  at::Tensor x = torch::dropout(embed_tokens(ids), config_.dropout, is_training());
+  at::Tensor x = nn::dropout(embed_tokens(ids), config_.dropout, is_training());
   for (std::size_t i = 0; i < layers->size(); ++i)
     x = layers[i]->as<nn::BlockStateLayer>()->forward(x, cache ? &cache->layers[i] : nullptr, offset);
   if (cache) cache->length += ids.size(1);

@@ -6,6 +6,7 @@
 #include "strata/core/strings.h"
 #include "strata/models/model_layers.h"
 #include "strata/models/prefix_settings.h"
+#include "strata/nn/dropout.h"
 
 namespace strata::models {
 
@@ -158,7 +159,7 @@ const at::Tensor& CaMtlModelImpl::task_embedding(std::int64_t task) const {
 torch::nn::Linear& CaMtlModelImpl::task_head(std::int64_t task) { return task_heads_[checked_task(task, tasks_.size())]; }
 
 at::Tensor CaMtlModelImpl::head(std::int64_t task, const at::Tensor& pooled) {
-  at::Tensor out = task_head(task)->forward(torch::dropout(pooled, config_.dropout, is_training()));
+  at::Tensor out = task_head(task)->forward(nn::dropout(pooled, config_.dropout, is_training()));
   return tasks_[static_cast<std::size_t>(task)].classes == 1 ? out.squeeze(-1) : out;
 }
 

@@ -4,6 +4,7 @@
 
 #include "strata/core/error.h"
 #include "strata/models/model_layers.h"
+#include "strata/nn/dropout.h"
 
 namespace strata::models {
 
@@ -46,12 +47,12 @@ Classification EncoderModelImpl::classify(const at::Tensor& encoded, const at::T
   if (!classifier) throw Error("this encoder has no classification head (model.num_labels = 0): it only encodes");
   switch (config_.head) {
     case EncoderHead::Token:
-      return {classifier(torch::dropout(encoded, config_.dropout, is_training())), {}};
+      return {classifier(nn::dropout(encoded, config_.dropout, is_training())), {}};
     case EncoderHead::Sequence:
-      if (pooler) return {classifier(torch::dropout(pool(encoded), config_.dropout, is_training())), {}};
-      return {classifier(torch::dropout(encoded, config_.dropout, is_training()).select(1, 0)), {}};
+      if (pooler) return {classifier(nn::dropout(pool(encoded), config_.dropout, is_training())), {}};
+      return {classifier(nn::dropout(encoded, config_.dropout, is_training()).select(1, 0)), {}};
     case EncoderHead::Marker: {
-      const at::Tensor hidden = torch::dropout(encoded, config_.dropout, is_training());
+      const at::Tensor hidden = nn::dropout(encoded, config_.dropout, is_training());
       at::Tensor is_marker = ids == config_.marker_id;
       if (padding.defined()) is_marker = is_marker.logical_and(padding);
       const at::Tensor positions = is_marker.nonzero();  // [M, 2], row-major order

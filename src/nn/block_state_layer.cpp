@@ -9,6 +9,7 @@
 #include "strata/core/error.h"
 #include "strata/nn/recompute.h"
 #include "strata/nn/transformer_layers.h"
+#include "strata/nn/dropout.h"
 
 namespace strata::nn {
 
@@ -142,11 +143,11 @@ at::Tensor BlockStateLayerImpl::forward_part(const at::Tensor& x, LayerKvCache* 
                                              const at::Tensor& states) {
   const bool pre = options_.pre_norm;
   const double p = is_training() ? options_.dropout : 0.0;
-  at::Tensor h = x + torch::dropout(attention(pre ? attention_norm(x) : x, cache, offset, states), p, is_training());
+  at::Tensor h = x + nn::dropout(attention(pre ? attention_norm(x) : x, cache, offset, states), p, is_training());
   if (!pre) h = attention_norm(h);
   const at::Tensor f = pre ? final_norm(h) : h;
   const at::Tensor inner = options_.activation == "gelu" ? torch::gelu(fc1(f)) : torch::relu(fc1(f));
-  h = h + torch::dropout(fc2(inner), p, is_training());
+  h = h + nn::dropout(fc2(inner), p, is_training());
   return pre ? h : final_norm(h);
 }
 

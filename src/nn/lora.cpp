@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "strata/core/error.h"
+#include "strata/nn/dropout.h"
 
 namespace strata::nn {
 
@@ -26,7 +27,7 @@ LoraWeights init_lora(const at::Tensor& weight, const LoraSettings& settings) {
 
 at::Tensor lora_update(const at::Tensor& x, const LoraWeights& lora, const LoraSettings& settings, bool training) {
   namespace F = torch::nn::functional;
-  const at::Tensor input = settings.dropout > 0.0 ? torch::dropout(x, settings.dropout, training) : x;
+  const at::Tensor input = settings.dropout > 0.0 ? nn::dropout(x, settings.dropout, training) : x;
   return F::linear(F::linear(input, lora.A), lora.B) * settings.scale();
 }
 

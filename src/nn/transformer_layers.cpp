@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "strata/core/error.h"
+#include "strata/nn/dropout.h"
 
 namespace strata::nn {
 
@@ -28,8 +29,8 @@ at::Tensor apply_norm(Norm& norm, const at::Tensor& x, const at::Tensor& weight)
 template <class F>
 at::Tensor residual(const at::Tensor& x, Norm& norm, const LayerOptions& options,
                     bool training, F&& branch, const at::Tensor& norm_weight = {}) {
-  if (options.pre_norm) return x + torch::dropout(branch(apply_norm(norm, x, norm_weight)), options.dropout, training);
-  return apply_norm(norm, x + torch::dropout(branch(x), options.dropout, training), norm_weight);
+  if (options.pre_norm) return x + nn::dropout(branch(apply_norm(norm, x, norm_weight)), options.dropout, training);
+  return apply_norm(norm, x + nn::dropout(branch(x), options.dropout, training), norm_weight);
 }
 
 // Registers the layer's fc1, fc_gate (gated blocks only) and fc2.
@@ -60,7 +61,7 @@ at::Tensor feed_forward(const at::Tensor& x, AdaptableLinear& fc1, AdaptableLine
     h = torch::gelu(h, options.activation == "gelu_new" ? "tanh" : "none");
   }
   if (fc_gate) h = h * fc_gate(x);
-  return fc2(torch::dropout(h, options.activation_dropout, training));
+  return fc2(nn::dropout(h, options.activation_dropout, training));
 }
 
 EncoderLayerImpl::EncoderLayerImpl(const LayerOptions& options) : options_(options) {

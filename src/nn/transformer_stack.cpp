@@ -5,6 +5,7 @@
 #include "strata/core/error.h"
 #include "strata/nn/hibrids_decoder_bias.h"
 #include "strata/nn/prefix_tuning.h"
+#include "strata/nn/dropout.h"
 
 namespace strata::nn {
 
@@ -32,7 +33,7 @@ at::Tensor embed(const at::Tensor& ids, std::int64_t offset, torch::nn::Embeddin
   }
   if (types) x = x + types(type_ids.defined() ? type_ids : torch::zeros_like(ids));
   if (norm) x = norm(x);
-  return torch::dropout(x, options.layer.dropout, training);
+  return nn::dropout(x, options.layer.dropout, training);
 }
 
 // Registers the shared pieces of both stacks.

@@ -144,6 +144,37 @@ TEST(FusedTiles, GumbelNoiseMatchesCounterGumbel) {
   EXPECT_GT(gumbel_at(row, top), 15.0f);  // -log(-log(1 - 2^-24)) = 16.6
 }
 
+// Dropout by integer draws keeps exactly the pairs counter_keep keeps, at any rate, the
+// rates whose threshold falls between two float cells included.
+TEST(FusedTiles, DropoutByIntegerDrawsKeepsWhatCounterKeepKeeps) {
+  const std::uint64_t seed = 91;
+  for (const double rate : {0.0, 1e-9, 0.1, 1.0 / 3.0, 0.5, 0.9, 1.0 - 1e-9, 1.0}) {
+    const std::int32_t first = first_kept_draw(rate);
+    const float kept = rate < 1 ? static_cast<float>(1.0 / (1.0 - rate)) : 0.0f;
+    for (std::int64_t i = 0; i < 3; ++i) {
+      const std::uint64_t row = counter_row(seed, RandomStream::Dropout, 0, 1, i);
+      std::vector<float> f(997, 2.0f);
+      std::vector<double> wide(f.size(), 2.0);
+      apply_dropout(f.data(), row, 11, static_cast<std::int64_t>(f.size()), first, kept);
+      apply_dropout(wide.data(), row, 11, static_cast<std::int64_t>(wide.size()), first, double{kept});
+      std::int64_t kept_count = 0;
+      for (std::size_t c = 0; c < f.size(); ++c) {
+        const bool keep = counter_keep(seed, rate, 0, 1, i, 11 + static_cast<std::int64_t>(c));
+        ASSERT_EQ(f[c], keep ? 2.0f * kept : 0.0f) << "rate " << rate << " key " << c;
+        ASSERT_EQ(wide[c], keep ? 2.0 * double{kept} : 0.0);
+        kept_count += keep;
+      }
+      if (rate == 0.0) EXPECT_EQ(kept_count, 997);
+      if (rate == 1.0) EXPECT_EQ(kept_count, 0);
+      if (rate == 0.5) EXPECT_NEAR(kept_count, 498, 60);
+    }
+  }
+  // Around a threshold: the draw before the first kept one falls below the rate.
+  const std::int32_t first = first_kept_draw(0.25);
+  EXPECT_GE(counter_uniform_of_bits(static_cast<std::uint32_t>(first)), 0.25f);
+  EXPECT_LT(counter_uniform_of_bits(static_cast<std::uint32_t>(first - 1)), 0.25f);
+}
+
 TEST(FusedTiles, AddConstantAndSumOverATileWithALeadingDimension) {
   std::vector<float> x(3 * 21, 1.0f);  // 3 rows of 19 columns, leading dimension 21
   for (std::int64_t r = 0; r < 3; ++r)

@@ -7,7 +7,8 @@
 
 namespace strata::attn {
 
-enum class RandomStream : std::uint64_t { Gumbel = 1, Dropout = 2 };
+// Dropout: attention weights; Activations: nn::dropout over a layer's outputs.
+enum class RandomStream : std::uint64_t { Gumbel = 1, Dropout = 2, Activations = 3 };
 
 inline std::uint64_t mix64(std::uint64_t x) {  // splitmix64's finaliser
   x += 0x9e3779b97f4a7c15ULL;
@@ -29,10 +30,14 @@ inline std::uint64_t counter_row(std::uint64_t seed, RandomStream stream, std::i
 // Uniform in (0, 1), never 0 or 1: 24 random bits centred in their cells. The top cell's
 // centre, 1 - 2^-25, rounds to 1 in float (whose Gumbel noise would be +inf, one pair in 2^24):
 // it is clamped to the largest float below 1.
-inline float counter_uniform_at(std::uint64_t row, std::int64_t n) {
-  const std::uint64_t x = mix64(row ^ static_cast<std::uint64_t>(n));
-  const float u = (static_cast<float>(x >> 40) + 0.5f) * (1.0f / 16777216.0f);
+inline float counter_uniform_of_bits(std::uint32_t bits) {
+  const float u = (static_cast<float>(bits) + 0.5f) * (1.0f / 16777216.0f);
   return u < 0x1.fffffep-1f ? u : 0x1.fffffep-1f;
+}
+
+inline float counter_uniform_at(std::uint64_t row, std::int64_t n) {
+  return counter_uniform_of_bits(
+      static_cast<std::uint32_t>(mix64(row ^ static_cast<std::uint64_t>(n)) >> 40));
 }
 
 inline float counter_uniform(std::uint64_t seed, RandomStream stream, std::int64_t b,
@@ -44,6 +49,21 @@ inline float counter_uniform(std::uint64_t seed, RandomStream stream, std::int64
 inline float counter_gumbel(std::uint64_t seed, std::int64_t b, std::int64_t h, std::int64_t i,
                             std::int64_t n) {
   return -std::log(-std::log(counter_uniform(seed, RandomStream::Gumbel, b, h, i, n)));
+}
+
+// The smallest 24-bit draw whose uniform reaches `rate` (2^24 when none does). The uniform
+// grows with the draw, so counter_uniform_at(row, n) >= rate exactly when mix64(row ^ n) >> 40
+// >= this: an integer compare, which vectorises where the float one with a double does not.
+inline std::int32_t first_kept_draw(double rate) {
+  std::int32_t lo = 0, hi = 1 << 24;
+  while (lo < hi) {
+    const std::int32_t mid = lo + (hi - lo) / 2;
+    if (counter_uniform_of_bits(static_cast<std::uint32_t>(mid)) >= rate)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
 }
 
 // Dropout keeps (b, h, i, n) when this is true; kept weights are scaled by 1 / (1 - rate).

@@ -77,6 +77,7 @@ FusedPlan::FusedPlan(PairRules rules_in, BlockMask mask_in, const AttentionCall&
   }
   gumbel_noise = call.training;
   dropout = call.training ? call.dropout : 0.0;
+  first_kept = first_kept_draw(dropout);
   seed = call.seed;
   const LayerSpec& spec = rules.spec();
   head.resize(heads);
@@ -212,11 +213,9 @@ bool ScoreTile<T>::weight_factors(std::int64_t b, std::int64_t h, std::int64_t i
   if (p.dropout > 0) {
     // dropout_factor's rule with the row's part of the counter hoisted out of the key loop.
     const T kept = p.dropout < 1 ? static_cast<T>(1.0 / (1.0 - p.dropout)) : T(0);
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const std::uint64_t row = counter_row(p.seed, RandomStream::Dropout, b, h, i0 + r);
-      for (std::int64_t c = 0; c < cols; ++c)
-        f[r * ld_ + c] *= counter_uniform_at(row, n0 + c) >= p.dropout ? kept : T(0);
-    }
+    for (std::int64_t r = 0; r < rows; ++r)
+      tiles::apply_dropout(f + r * ld_, counter_row(p.seed, RandomStream::Dropout, b, h, i0 + r),
+                           n0, cols, p.first_kept, kept);
   }
   return true;
 }

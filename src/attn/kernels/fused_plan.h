@@ -37,6 +37,7 @@ struct FusedPlan {
   double scale = 1.0;
   bool gumbel_noise = false;  // training: Gumbel heads add noise
   double dropout = 0.0;       // active rate (0 unless training)
+  std::int32_t first_kept = 0;  // first_kept_draw(dropout): the vectorised form of its rule
   std::uint64_t seed = 0;
   bool any_top_p = false;
   // [B, Lq], 1 for a query whose weights count in top-p's key impact (query_votes.h); null

@@ -117,6 +117,14 @@ void add_gumbel(double* x, std::uint64_t row, std::int64_t n0, std::int64_t coun
 // One value of the same noise.
 float gumbel_at(std::uint64_t row, std::int64_t n);
 
+// Attention dropout over the keys n0 .. n0 + count of one row (row = counter_row(seed,
+// RandomStream::Dropout, b, h, i)): f[c] times `kept` where counter_keep keeps the pair, 0
+// where it drops it; first_kept = first_kept_draw(rate) (counter_random.h).
+void apply_dropout(float* f, std::uint64_t row, std::int64_t n0, std::int64_t count,
+                   std::int32_t first_kept, float kept);
+void apply_dropout(double* f, std::uint64_t row, std::int64_t n0, std::int64_t count,
+                   std::int32_t first_kept, double kept);
+
 // sum over c of x[c] * y[c]
 float dot(const float* x, const float* y, std::int64_t n);
 double dot(const double* x, const double* y, std::int64_t n);
