@@ -195,6 +195,8 @@ at::Tensor spans(const std::vector<int>& lengths) {
 struct SelfCall {
   SelfCall(TokenLayout layout_in, Mask mask) : layout(std::move(layout_in)) {
     call = call_of(1, layout.length(), 0, layout.length());
+    call.q = torch::zeros({layout.batch(), 1, layout.length(), 2});
+    call.k = call.v = call.q;
     call.query_layout = call.key_layout = &layout;
     spec.heads[0].mask = std::move(mask);
     call.spec = &spec;
@@ -244,14 +246,8 @@ TEST(BlockMask, OnlyBoundariesSharedByTheBatchCutTiles) {
   for (int j = 10; j < 40; ++j) sections[j] = j < 25 ? 1 : 2;       // item 0: 10 | 15 | 15
   for (int j = 25; j < 40; ++j) sections[40 + j] = 1;                 // item 1: 25 | 15
   layout.section = torch::tensor(sections, torch::kInt32).view({2, 40});
-  AttentionCall call = call_of(1, 40, 0, 40);
-  call.q = torch::zeros({2, 1, 40, 2});
-  call.k = call.v = torch::zeros({2, 1, 40, 2});
-  call.query_layout = call.key_layout = &layout;
-  LayerSpec spec;
-  spec.heads[0].mask = Mask::of(MaskKind::SameSection);
-  call.spec = &spec;
-  EXPECT_EQ(compile_block_mask(call, 16, 16).query_start,
+  const SelfCall self(layout, Mask::of(MaskKind::SameSection));
+  EXPECT_EQ(compile_block_mask(self.call, 16, 16).query_start,
             (std::vector<std::int64_t>{0, 16, 25, 40}));
 }
 
