@@ -20,8 +20,7 @@ __attribute__((target_clones("avx512f", "avx2", "default")))
 void fill_mask(float* mask, std::int64_t first, std::int64_t count, std::uint64_t row, std::int32_t first_kept,
                float kept) {
   for (std::int64_t e = 0; e < count; ++e) {
-    const auto draw = static_cast<std::int32_t>(attn::mix64(row ^ static_cast<std::uint64_t>(first + e)) >> 40);
-    mask[e] = draw >= first_kept ? kept : 0.0f;
+    mask[e] = attn::counter_draw_at(row, first + e) >= first_kept ? kept : 0.0f;
   }
 }
 

@@ -35,9 +35,14 @@ inline float counter_uniform_of_bits(std::uint32_t bits) {
   return u < 0x1.fffffep-1f ? u : 0x1.fffffep-1f;
 }
 
+// The 24 random bits of key n in a row: what every uniform, Gumbel draw and dropout decision
+// of (row, n) is made from.
+inline std::int32_t counter_draw_at(std::uint64_t row, std::int64_t n) {
+  return static_cast<std::int32_t>(mix64(row ^ static_cast<std::uint64_t>(n)) >> 40);
+}
+
 inline float counter_uniform_at(std::uint64_t row, std::int64_t n) {
-  return counter_uniform_of_bits(
-      static_cast<std::uint32_t>(mix64(row ^ static_cast<std::uint64_t>(n)) >> 40));
+  return counter_uniform_of_bits(static_cast<std::uint32_t>(counter_draw_at(row, n)));
 }
 
 inline float counter_uniform(std::uint64_t seed, RandomStream stream, std::int64_t b,
@@ -52,8 +57,8 @@ inline float counter_gumbel(std::uint64_t seed, std::int64_t b, std::int64_t h, 
 }
 
 // The smallest 24-bit draw whose uniform reaches `rate` (2^24 when none does). The uniform
-// grows with the draw, so counter_uniform_at(row, n) >= rate exactly when mix64(row ^ n) >> 40
-// >= this: an integer compare, which vectorises where the float one with a double does not.
+// grows with the draw, so counter_uniform_at(row, n) >= rate exactly when counter_draw_at(row,
+// n) >= this: an integer compare, which vectorises where the float one with a double does not.
 inline std::int32_t first_kept_draw(double rate) {
   std::int32_t lo = 0, hi = 1 << 24;
   while (lo < hi) {

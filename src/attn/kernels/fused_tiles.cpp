@@ -84,12 +84,7 @@ STRATA_INLINE float log_poly(float x) {
   return (m + y) + ef * 0.693359375f;
 }
 
-// counter_uniform_at's 24 random bits, then u in (0, 1) and -log(-log(u)).
-STRATA_INLINE std::int32_t uniform_bits(std::uint64_t row, std::int64_t n) {
-  return static_cast<std::int32_t>(mix64(row ^ static_cast<std::uint64_t>(n)) >> 40);
-}
-
-// -log(u) for u = counter_uniform_at's value of the bits.
+// -log(u) for u = counter_uniform_at's value of counter_draw_at's bits.
 STRATA_INLINE float minus_log_uniform(std::int32_t bits) {
   float u = (static_cast<float>(bits) + 0.5f) * (1.0f / 16777216.0f);
   u = u < 0x1.fffffep-1f ? u : 0x1.fffffep-1f;  // as counter_uniform_at: never 1
@@ -97,7 +92,7 @@ STRATA_INLINE float minus_log_uniform(std::int32_t bits) {
 }
 
 STRATA_INLINE float gumbel_t(std::uint64_t row, std::int64_t n) {
-  return -log_poly(minus_log_uniform(uniform_bits(row, n)));
+  return -log_poly(minus_log_uniform(counter_draw_at(row, n)));
 }
 
 // Three loops, the 64-bit hashing, then each log, so that each vectorises at its width
@@ -109,7 +104,7 @@ STRATA_INLINE void add_gumbel_t(T* x, std::uint64_t row, std::int64_t n0, std::i
   float t[kChunk];
   for (std::int64_t c0 = 0; c0 < count; c0 += kChunk) {
     const std::int64_t m = count - c0 < kChunk ? count - c0 : kChunk;
-    for (std::int64_t c = 0; c < m; ++c) bits[c] = uniform_bits(row, n0 + c0 + c);
+    for (std::int64_t c = 0; c < m; ++c) bits[c] = counter_draw_at(row, n0 + c0 + c);
     for (std::int64_t c = 0; c < m; ++c) t[c] = minus_log_uniform(bits[c]);
     for (std::int64_t c = 0; c < m; ++c) x[c0 + c] += static_cast<T>(-log_poly(t[c]));
   }
@@ -123,7 +118,7 @@ STRATA_INLINE void apply_dropout_t(T* f, std::uint64_t row, std::int64_t n0, std
   std::int32_t bits[kChunk];
   for (std::int64_t c0 = 0; c0 < count; c0 += kChunk) {
     const std::int64_t m = count - c0 < kChunk ? count - c0 : kChunk;
-    for (std::int64_t c = 0; c < m; ++c) bits[c] = uniform_bits(row, n0 + c0 + c);
+    for (std::int64_t c = 0; c < m; ++c) bits[c] = counter_draw_at(row, n0 + c0 + c);
     for (std::int64_t c = 0; c < m; ++c) f[c0 + c] *= bits[c] >= first_kept ? kept : T(0);
   }
 }
