@@ -38,14 +38,15 @@ at::Tensor dropout(const at::Tensor& x, double p, bool training) {
   // The activations stream: a row of its own, apart from attention's dropout and Gumbel noise.
   const std::uint64_t row = attn::counter_row(draw_seed(), attn::RandomStream::Activations, 0, 0, 0);
   const std::int32_t first_kept = attn::first_kept_draw(p);
-  // The mask in fp32 (the draws are the same whatever x's type), then x's type.
+  // The mask in fp32 (the draws are the same whatever x's type); another type gets its own
+  // 1 / (1 - p), not fp32's rounding of it.
   at::Tensor mask = at::empty(x.sizes(), x.options().dtype(at::kFloat).requires_grad(false));
   float* m = mask.data_ptr<float>();
   const auto kept = static_cast<float>(1.0 / (1.0 - p));
   at::parallel_for(0, mask.numel(), 1 << 14, [&](std::int64_t begin, std::int64_t end) {
     fill_mask(m + begin, begin, end - begin, row, first_kept, kept);
   });
-  if (x.scalar_type() != at::kFloat) mask = mask.to(x.scalar_type());
+  if (x.scalar_type() != at::kFloat) mask = mask.ne(0).to(x.scalar_type()) * (1.0 / (1.0 - p));
   return x * mask;
 }
 

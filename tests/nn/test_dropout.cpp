@@ -45,6 +45,9 @@ TEST(Dropout, OffOutsideTrainingAndAtTheEnds) {
   EXPECT_TRUE(strata::nn::dropout(x, 0.0, true).is_same(x));
   EXPECT_TRUE(torch::equal(strata::nn::dropout(x, 1.0, true), torch::zeros_like(x)));
   EXPECT_EQ(strata::nn::dropout(x.to(torch::kBFloat16), 0.5, true).scalar_type(), torch::kBFloat16);
+  // fp64 keeps its own scale, not fp32's rounding of 1 / 0.7.
+  const at::Tensor y = strata::nn::dropout(torch::ones({1000}, torch::kDouble), 0.3, true);
+  EXPECT_EQ(y.max().item<double>(), 1.0 / 0.7);
 }
 
 }  // namespace
