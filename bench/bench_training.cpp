@@ -16,8 +16,10 @@
 //
 // Timing (strata/bench/timing.h: interleave): both models live in this process; after warm-up
 // steps, each round runs one step of every variant (strata at all threads, the peer at all
-// threads, strata at 1 thread) on the same batch (4 batches in turn), in an order that rotates
-// from round to round, and the median step time of each variant is reported. A round during
+// threads, strata at 1 thread, and with --peer PyTorch 2.6's nn.Transformer in its own process,
+// driven in lockstep: strata/bench/peer_program.h) on the same batch (4 batches in turn; the
+// PyTorch peer draws its own 4 of the same shapes), in an order that rotates from round to
+// round, and the median step time of each variant is reported. A round during
 // which other processes used more than 0.3 cores is set aside and run again, up to `rounds`
 // extra times. Peak memory: each model also runs in a child process of its own
 // (strata/bench/child_process.h), which reads VmRSS before building the model and VmHWM (peak
@@ -282,7 +284,7 @@ Options parse(int argc, char** argv) {
   app.add_option("--trace", o.trace, "libtorch profiler over the timed rounds: per-op chrome trace JSON");
   app.add_option("--peer", o.peer,
                  "the peer runner, bench/peers/run: also times PyTorch 2.6's nn.Transformer on the same model and "
-                 "batch shapes, after strata's rounds, with the same threads (target: strata >= 2x)");
+                 "batch shapes with the same threads, its rounds interleaved with strata's (target: strata >= 2x)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -297,9 +299,25 @@ Options parse(int argc, char** argv) {
 
 // A timed variant: one model at a thread count.
 struct Run {
-  std::size_t model;
+  std::size_t model;  // in `models`, or kOwnProcess: PyTorch 2.6's, in its own process
   int threads;
   std::string label;
+};
+constexpr std::size_t kOwnProcess = static_cast<std::size_t>(-1);
+
+// The PyTorch 2.6 peer's answers, round by round: its own step time, CPU time and tokens.
+struct PeerRounds {
+  std::vector<double> ms, cpu_ms, tokens;
+
+  void add(const std::optional<nlohmann::ordered_json>& answer) {
+    if (!answer) {
+      std::printf("the PyTorch 2.6 peer stopped answering (its output is above); run again without --peer\n");
+      std::exit(1);
+    }
+    ms.push_back((*answer)["ms"].get<double>());
+    cpu_ms.push_back((*answer)["cpu_ms"].get<double>());
+    tokens.push_back((*answer)["tokens"].get<double>());
+  }
 };
 
 }  // namespace
@@ -346,10 +364,22 @@ int main(int argc, char** argv) {
   for (std::size_t m = 0; m < models.size(); ++m) runs.push_back({m, options.run.threads, models[m].name});
   const bool scaling = options.run.threads > 1 && both;
   if (scaling) runs.push_back({0, 1, "strata_1thread"});
+  // PyTorch 2.6 in a process of its own (it builds its model and warms up before answering),
+  // one training step per request, between this process's steps.
+  std::unique_ptr<strata::bench::PeerProcess> torch26;
+  if (both && !options.peer.empty())
+    torch26 = strata::bench::PeerProcess::start(
+        options.peer, "transformer.py",
+        {"--batch", std::to_string(options.batch), "--threads", std::to_string(options.run.threads), "--warmup",
+         std::to_string(options.warmup)},
+        options.run.threads);
+  PeerRounds torch26_rounds;
+  if (torch26) runs.push_back({kOwnProcess, options.run.threads, "torch26"});
 
   std::size_t next = 0;
   for (int w = 0; w < options.warmup; ++w)
     for (const Run& run : runs) {
+      if (run.model == kOwnProcess) continue;  // it warmed up before its first answer
       torch::set_num_threads(run.threads);
       models[run.model].step(batches[next++ % batches.size()]);
     }
@@ -360,11 +390,21 @@ int main(int argc, char** argv) {
   }
   std::vector<std::function<void(int)>> steps;
   for (const Run& run : runs)
-    steps.push_back([&models, &batches, run](int round) {
-      torch::set_num_threads(run.threads);
-      models[run.model].step(batches[static_cast<std::size_t>(round) % batches.size()]);  // the same batch for all
-    });
-  const strata::bench::Interleaved t = strata::bench::interleave(steps, options.run.rounds, kBusyCores);
+    if (run.model == kOwnProcess)
+      steps.push_back([&torch26, &torch26_rounds](int round) { torch26_rounds.add(torch26->round(round)); });
+    else
+      steps.push_back([&models, &batches, run](int round) {
+        torch::set_num_threads(run.threads);
+        models[run.model].step(batches[static_cast<std::size_t>(round) % batches.size()]);  // the same batch for all
+      });
+  strata::bench::Interleaved t =
+      strata::bench::interleave(steps, options.run.rounds, kBusyCores, [&torch26] { return torch26 ? torch26->rounds_cpu_ms() : 0.0; });
+  if (torch26) {
+    // The peer's own clocks for its steps: this process's clock around a request adds the
+    // pipe's round trip.
+    t.ms.back() = torch26_rounds.ms;
+    t.cpu_ms.back() = torch26_rounds.cpu_ms;
+  }
   trace.reset();
   torch::set_num_threads(options.run.threads);
   for (std::size_t r = 0; r < t.others.size(); ++r) {
@@ -379,22 +419,26 @@ int main(int argc, char** argv) {
     if (t.kept(r)) others_max = std::max(others_max, t.others[r]);
   const auto used_rounds = t.kept_of(t.others).size();
   std::map<std::string, double> tps, step_s;
+  std::map<std::string, std::vector<double>> per_round_tps;
   Json cases = Json::object();
   for (std::size_t k = 0; k < runs.size(); ++k) {
     const Run& run = runs[k];
     std::vector<double> seconds, tokens_per_second;
     for (std::size_t r = 0; r < t.others.size(); ++r) {
       seconds.push_back(t.ms[k][r] / 1e3);
-      tokens_per_second.push_back(static_cast<double>(batches[r % batches.size()].tokens) / seconds.back());
+      const double tokens = run.model == kOwnProcess ? torch26_rounds.tokens[r] : batches[r % batches.size()].tokens;
+      tokens_per_second.push_back(tokens / seconds.back());
     }
+    per_round_tps[run.label] = tokens_per_second;
     tps[run.label] = strata::bench::median_of(t.kept_of(tokens_per_second));
     step_s[run.label] = t.median_ms(k) / 1e3;
     Json entry{{"threads", run.threads},
                {"median_step_seconds", step_s[run.label]},
                {"median_tokens_per_second", tps[run.label]},
                {"step_seconds", seconds},
-               {"parameters", models[run.model].parameters}};
-    if (both && run.threads == options.run.threads) {
+               {"parameters", run.model == kOwnProcess ? torch26->ready()["parameters"].get<std::int64_t>()
+                                                       : models[run.model].parameters}};
+    if (both && run.threads == options.run.threads && run.model != kOwnProcess) {
       entry["peak_rss_growth_mb"] = session[run.label].growth_mb;
       entry["child_maxrss_mb"] = session[run.label].maxrss_mb;
     }
@@ -404,9 +448,10 @@ int main(int argc, char** argv) {
   std::printf("\n");
   strata::bench::Table table({{"", -44}, {"step (s)", 9}, {"tokens/s", 11}, {"peak RSS growth", 16}, {"child maxrss", 14}});
   for (const Run& run : runs) {
-    const char* label = run.label == "strata" ? "strata Seq2Seq"
-                        : run.label == "peer" ? "torch::nn::Transformer (peer)"
-                                              : "strata Seq2Seq, 1 thread";
+    const char* label = run.label == "strata"    ? "strata Seq2Seq"
+                        : run.label == "peer"    ? "torch::nn::Transformer (peer)"
+                        : run.label == "torch26" ? "PyTorch 2.6 nn.Transformer (own process)"
+                                                 : "strata Seq2Seq, 1 thread";
     const bool memory = cases[run.label].contains("child_maxrss_mb");
     table.row({label, strata::bench::fixed(step_s[run.label], 3), strata::bench::fixed(tps[run.label], 0),
                memory ? strata::bench::fixed(session[run.label].growth_mb, 0) + " MB" : "",
@@ -449,22 +494,25 @@ int main(int argc, char** argv) {
     if (scaling) std::printf("; strata 1->%d threads %.2fx", options.run.threads, speedup);
     std::printf("\n");
   }
-  if (both && !options.peer.empty()) {
-    const auto peer = strata::bench::run_peer(
-        options.peer, "transformer.py",
-        {"--batch", std::to_string(options.batch), "--threads", std::to_string(options.run.threads), "--rounds",
-         std::to_string(options.run.rounds), "--warmup", std::to_string(options.warmup)},
-        options.run.threads);
-    if (peer) {
-      const double peer_tps = (*peer)["tokens_per_s"].get<double>(), ratio = tps["strata"] / peer_tps;
-      findings["torch26"] = *peer;
-      findings["ratio_to_torch26"] = ratio;
-      std::printf("training: strata %.0f tok/s, PyTorch %s nn.Transformer %.0f tok/s (%ld parameters), ratio %.2f "
-                  "(target >= 2.0: %s); its BLAS: %s; its malloc: %s\n",
-                  tps["strata"], (*peer)["torch"].get<std::string>().c_str(), peer_tps,
-                  long((*peer)["parameters"].get<std::int64_t>()), ratio, ratio >= 2.0 ? "met" : "NOT met",
-                  (*peer)["blas"].get<std::string>().c_str(), peer->value("malloc", "not reported").c_str());
-    }
+  if (torch26) {
+    const std::optional<Json> summary = torch26->finish();
+    // Round by round: strata's tokens/s over the peer's in the same round, then their median.
+    std::vector<double> paired;
+    for (std::size_t r = 0; r < t.others.size(); ++r)
+      if (t.kept(r)) paired.push_back(per_round_tps["strata"][r] / per_round_tps["torch26"][r]);
+    const double ratio = tps["strata"] / tps["torch26"], paired_ratio = strata::bench::median_of(paired);
+    const Json& peer = torch26->ready();
+    findings["torch26"] = summary ? *summary : peer;
+    findings["ratio_to_torch26"] = ratio;
+    findings["ratio_to_torch26_per_round"] = paired;
+    findings["ratio_to_torch26_per_round_median"] = paired_ratio;
+    std::printf("training: strata %.0f tok/s, PyTorch %s nn.Transformer %.0f tok/s (%ld parameters; rounds interleaved "
+                "with strata's), ratio %.2f (target >= 2.0: %s); median of the per-round ratios %.2f, range "
+                "%.2f-%.2f; its BLAS: %s; its malloc: %s\n",
+                tps["strata"], peer["torch"].get<std::string>().c_str(), tps["torch26"],
+                long(peer["parameters"].get<std::int64_t>()), ratio, ratio >= 2.0 ? "met" : "NOT met", paired_ratio,
+                *std::min_element(paired.begin(), paired.end()), *std::max_element(paired.begin(), paired.end()),
+                peer["blas"].get<std::string>().c_str(), peer.value("malloc", "not reported").c_str());
   }
   session.write_json({{"batch", options.batch},
                       {"source_length_max", kSourceLen},

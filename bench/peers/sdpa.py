@@ -12,6 +12,7 @@ import json
 import os
 import resource
 import statistics
+import sys
 import time
 
 import torch
@@ -33,6 +34,27 @@ def blas_description():
 def malloc_description():
     """glibc's malloc settings in force (bench/peers/run sets strata's heap policy)."""
     return os.environ.get("GLIBC_TUNABLES") or "glibc defaults"
+
+
+def lockstep(run_round, ready, summary):
+    """The --lockstep protocol of strata/bench/peer_program.h: print `ready` as a JSON line,
+    then run one round per "round N" line on stdin, answering each with its wall-clock and
+    process CPU time (every thread) in ms and what run_round(N) returns; on "end" or the end
+    of stdin, print summary() and return."""
+    print(json.dumps(ready), flush=True)
+    for line in sys.stdin:
+        words = line.split()
+        if words == ["end"]:
+            break
+        if len(words) != 2 or words[0] != "round":
+            sys.exit("lockstep: expected 'round N' or 'end', got %r" % line)
+        wall, cpu = time.perf_counter(), time.process_time()
+        extra = run_round(int(words[1]))
+        answer = {"round": int(words[1]), "ms": (time.perf_counter() - wall) * 1000.0,
+                  "cpu_ms": (time.process_time() - cpu) * 1000.0}
+        answer.update(extra or {})
+        print(json.dumps(answer), flush=True)
+    print(json.dumps(summary()), flush=True)
 
 
 def timed(step, rounds, warmup):

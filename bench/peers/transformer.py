@@ -7,6 +7,8 @@ cross-entropy / labelled tokens; AdamW (lr 1e-4). A step is forward + loss + bac
 optimizer step with zero_grad. tokens/s counts real source + target tokens, as strata does.
 
 Prints one JSON line: torch's version, the BLAS and its kernel, the median step and tokens/s.
+With --lockstep, bench_training drives the rounds one at a time between its own (the
+protocol is in sdpa.py's lockstep), and round N trains on batch N mod 4.
 """
 import argparse
 import json
@@ -16,7 +18,7 @@ import time
 import torch
 import torch.nn as nn
 
-from sdpa import blas_description, malloc_description
+from sdpa import blas_description, lockstep, malloc_description
 
 VOCAB, D_MODEL, HEADS, D_FF, LAYERS, DROPOUT = 8000, 256, 4, 1024, 6, 0.1
 SOURCE_LEN, TARGET_LEN, PAD, START, EOS = 512, 64, 2, 0, 1
@@ -73,6 +75,7 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--lockstep", action="store_true", help="rounds on request, one per stdin line")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -92,24 +95,34 @@ def main():
 
     for i in range(args.warmup):
         step(batches[i % len(batches)])
-    times, tokens = [], []
-    for i in range(args.rounds):
-        batch = batches[i % len(batches)]
-        start = time.perf_counter()
-        step(batch)
-        times.append((time.perf_counter() - start) * 1000.0)
-        tokens.append(batch[4])
-    median = statistics.median(times)
-    print(json.dumps({
+    settings = {
         "torch": torch.__version__,
         "blas": blas_description(),
         "malloc": malloc_description(),
         "threads": torch.get_num_threads(),
         "parameters": sum(p.numel() for p in model.parameters()),
-        "median_step_ms": median,
-        "tokens_per_s": statistics.median(t / (ms / 1000.0) for t, ms in zip(tokens, times)),
-        "rounds_ms": times,
-    }))
+    }
+    times, tokens = [], []
+
+    def timed_round(i):
+        batch = batches[i % len(batches)]
+        start = time.perf_counter()
+        step(batch)
+        times.append((time.perf_counter() - start) * 1000.0)
+        tokens.append(batch[4])
+        return {"tokens": batch[4]}
+
+    def summary():
+        return dict(settings, median_step_ms=statistics.median(times) if times else None,
+                    tokens_per_s=statistics.median(t / (ms / 1000.0) for t, ms in zip(tokens, times))
+                    if times else None, rounds_ms=times)
+
+    if args.lockstep:
+        lockstep(timed_round, settings, summary)
+        return
+    for i in range(args.rounds):
+        timed_round(i)
+    print(json.dumps(summary()))
 
 
 if __name__ == "__main__":

@@ -35,7 +35,8 @@ double Interleaved::paired_cpu_ratio(std::size_t step, std::size_t reference) co
   return median_of(out);
 }
 
-Interleaved interleave(const std::vector<std::function<void(int round)>>& steps, int rounds, double busy_cores) {
+Interleaved interleave(const std::vector<std::function<void(int round)>>& steps, int rounds, double busy_cores,
+                       const std::function<double()>& measured_cpu_ms) {
   const std::size_t n = steps.size();
   Interleaved t;
   t.ms.resize(n);
@@ -43,6 +44,7 @@ Interleaved interleave(const std::vector<std::function<void(int round)>>& steps,
   int clean_rounds = 0;
   for (int round = 0; clean_rounds < rounds && round < 2 * rounds; ++round) {
     const CpuSample round_start = cpu_sample();
+    const double measured_start = measured_cpu_ms ? measured_cpu_ms() : 0;
     for (std::size_t j = 0; j < n; ++j) {
       const std::size_t k = (j + static_cast<std::size_t>(round)) % n;
       const double cpu_start = process_cpu_ms();
@@ -51,7 +53,13 @@ Interleaved interleave(const std::vector<std::function<void(int round)>>& steps,
       t.ms[k].push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
       t.cpu_ms[k].push_back(process_cpu_ms() - cpu_start);
     }
-    t.others.push_back(other_cores(round_start, cpu_sample()));
+    const CpuSample round_end = cpu_sample();
+    double others = other_cores(round_start, round_end);
+    if (measured_cpu_ms) {
+      const double seconds = std::chrono::duration<double>(round_end.when - round_start.when).count();
+      others = std::max(0.0, others - (measured_cpu_ms() - measured_start) / 1e3 / seconds);
+    }
+    t.others.push_back(others);
     t.clean.push_back(t.others.back() <= busy_cores);
     clean_rounds += t.clean.back();
   }

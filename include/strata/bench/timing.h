@@ -35,7 +35,11 @@ struct Interleaved {
   double paired_cpu_ratio(std::size_t step, std::size_t reference) const;
 };
 
-Interleaved interleave(const std::vector<std::function<void(int round)>>& steps, int rounds, double busy_cores);
+// `measured_cpu_ms`, when given, returns the CPU time (ms, cumulative) of processes that the
+// steps themselves run and time (a peer in lockstep, peer_program.h): it is not a neighbour's
+// load, so it is taken out of the round's "other processes".
+Interleaved interleave(const std::vector<std::function<void(int round)>>& steps, int rounds, double busy_cores,
+                       const std::function<double()>& measured_cpu_ms = nullptr);
 
 // One step's rounds.
 struct TimedRounds {
