@@ -5,6 +5,8 @@ Cases: dense (no mask: the CPU flash kernel) and, with --window W, a boolean mas
 keys within W of the query (torch computes every pair and masks; nothing is skipped).
 Prints one JSON line: torch's version, the BLAS and its kernel, the SDPA backend chosen, and
 per case the median and every round in milliseconds and the process's peak memory so far.
+With --lockstep --case C, `strata bench attention` drives case C's rounds one at a time
+between its own (the protocol: lockstep below).
 """
 import argparse
 import ctypes
@@ -36,11 +38,17 @@ def malloc_description():
     return os.environ.get("GLIBC_TUNABLES") or "glibc defaults"
 
 
+def peak_rss_mb():
+    """The process's peak resident memory so far (Linux reports kB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
 def lockstep(run_round, ready, summary):
     """The --lockstep protocol of strata/bench/peer_program.h: print `ready` as a JSON line,
     then run one round per "round N" line on stdin, answering each with its wall-clock and
     process CPU time (every thread) in ms and what run_round(N) returns; on "end" or the end
-    of stdin, print summary() and return."""
+    of stdin, print summary(answers) and return."""
+    answers = []
     print(json.dumps(ready), flush=True)
     for line in sys.stdin:
         words = line.split()
@@ -53,8 +61,9 @@ def lockstep(run_round, ready, summary):
         answer = {"round": int(words[1]), "ms": (time.perf_counter() - wall) * 1000.0,
                   "cpu_ms": (time.process_time() - cpu) * 1000.0}
         answer.update(extra or {})
+        answers.append(answer)
         print(json.dumps(answer), flush=True)
-    print(json.dumps(summary()), flush=True)
+    print(json.dumps(summary(answers)), flush=True)
 
 
 def timed(step, rounds, warmup):
@@ -65,10 +74,8 @@ def timed(step, rounds, warmup):
         start = time.perf_counter()
         step()
         times.append((time.perf_counter() - start) * 1000.0)
-    # The process's peak so far (Linux: kB); the dense case runs first, so the window's
-    # figure is the larger of the two.
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    return {"median_ms": statistics.median(times), "rounds_ms": times, "peak_rss_mb": peak_mb}
+    # The dense case runs first, so the window's peak is the larger of the two.
+    return {"median_ms": statistics.median(times), "rounds_ms": times, "peak_rss_mb": peak_rss_mb()}
 
 
 def main():
@@ -80,31 +87,51 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--window", type=int, default=0, help="also time a banded boolean mask")
+    parser.add_argument("--case", choices=["dense", "window"], help="time this case alone (default: both)")
+    parser.add_argument("--lockstep", action="store_true", help="rounds of --case on request, one per stdin line")
     args = parser.parse_args()
+    if args.lockstep and args.case is None:
+        parser.error("--lockstep times one --case")
+    if args.case == "window" and args.window <= 0:
+        parser.error("--case window needs --window W")
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     shape = (1, args.heads, args.length, args.head_dim)
     q, k, v = (torch.randn(shape, requires_grad=True) for _ in range(3))
+    masks = {"dense": None}
+    if args.window > 0:
+        index = torch.arange(args.length)
+        masks["window"] = (index[:, None] - index[None, :]).abs() <= args.window
 
     def step(mask=None):
         F.scaled_dot_product_attention(q, k, v, attn_mask=mask).sum().backward()
         q.grad = k.grad = v.grad = None
 
-    result = {
+    settings = {
         "torch": torch.__version__,
         "blas": blas_description(),
         "malloc": malloc_description(),
         "threads": torch.get_num_threads(),
         "sdpa_backend": {0: "math", 1: "flash", 2: "efficient"}.get(torch._fused_sdp_choice(q, k, v), "other"),
         "length": args.length,
-        "cases": {"dense": timed(step, args.rounds, args.warmup)},
     }
-    if args.window > 0:
-        index = torch.arange(args.length)
-        mask = (index[:, None] - index[None, :]).abs() <= args.window
-        result["cases"]["window"] = timed(lambda: step(mask), args.rounds, args.warmup)
-        result["cases"]["window"]["visible_fraction"] = mask.float().mean().item()
-    print(json.dumps(result))
+    if "window" in masks:
+        settings["window_visible_fraction"] = masks["window"].float().mean().item()
+    cases = [args.case] if args.case else list(masks)
+    if args.lockstep:
+        mask = masks[args.case]
+        for _ in range(args.warmup):
+            step(mask)
+
+        def summary(answers):
+            times = [a["ms"] for a in answers]
+            return dict(settings, case=args.case, median_ms=statistics.median(times) if times else None,
+                        rounds_ms=times, peak_rss_mb=peak_rss_mb())
+
+        lockstep(lambda _: step(mask), dict(settings, case=args.case), summary)
+        return
+    settings["cases"] = {case: timed(lambda: step(masks[case]), args.rounds, args.warmup) for case in cases}
+    print(json.dumps(settings))
 
 
 if __name__ == "__main__":

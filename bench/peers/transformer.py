@@ -102,27 +102,27 @@ def main():
         "threads": torch.get_num_threads(),
         "parameters": sum(p.numel() for p in model.parameters()),
     }
-    times, tokens = [], []
 
     def timed_round(i):
         batch = batches[i % len(batches)]
-        start = time.perf_counter()
         step(batch)
-        times.append((time.perf_counter() - start) * 1000.0)
-        tokens.append(batch[4])
         return {"tokens": batch[4]}
 
-    def summary():
+    def summary(answers):
+        times = [a["ms"] for a in answers]
         return dict(settings, median_step_ms=statistics.median(times) if times else None,
-                    tokens_per_s=statistics.median(t / (ms / 1000.0) for t, ms in zip(tokens, times))
-                    if times else None, rounds_ms=times)
+                    tokens_per_s=statistics.median(a["tokens"] / (a["ms"] / 1000.0) for a in answers)
+                    if answers else None, rounds_ms=times)
 
     if args.lockstep:
         lockstep(timed_round, settings, summary)
         return
+    answers = []
     for i in range(args.rounds):
-        timed_round(i)
-    print(json.dumps(summary()))
+        start = time.perf_counter()
+        extra = timed_round(i)
+        answers.append(dict(extra, ms=(time.perf_counter() - start) * 1000.0))
+    print(json.dumps(summary(answers)))
 
 
 if __name__ == "__main__":

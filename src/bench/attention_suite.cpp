@@ -215,6 +215,20 @@ Workload sgemm_workload(bool quick) {
   return w;
 }
 
+// With --peer, the dense and window children time PyTorch 2.6's SDPA on the same case in
+// lockstep with their own rounds (p and q of the table). Null otherwise, or when the peer cannot
+// run here (the reason printed).
+std::unique_ptr<PeerProcess> lockstep_peer(const AttentionBenchOptions& o) {
+  const std::string& name = o.run.child;
+  if (o.peer.empty() || (name != "fused_dense" && name != "fused_window")) return nullptr;
+  return PeerProcess::start(o.peer, "sdpa.py",
+                            {"--length", std::to_string(o.length), "--heads", std::to_string(kHeads), "--head-dim",
+                             std::to_string(kHeadDim), "--threads", std::to_string(o.run.threads), "--warmup",
+                             std::to_string(o.run.quick ? 1 : 2), "--window", std::to_string(half_window(o.length)),
+                             "--case", name == "fused_dense" ? "dense" : "window"},
+                            o.run.threads);
+}
+
 void run_child(const AttentionBenchOptions& o) {
   std::string name = o.run.child;
   prepare_child(o.run.threads);
@@ -228,9 +242,16 @@ void run_child(const AttentionBenchOptions& o) {
                         : name == "sgemm"   ? sgemm_workload(o.run.quick)
                                             : fused_workload(name, o.length);
   MemoryMarks marks;
-  const TimedRounds rounds = time_child_step(work.step, o.run.rounds, marks, o.run.quick ? 1 : 2);
+  const int warmups = o.run.quick ? 1 : 2;
   Json result{{"spec", work.spec}, {"rho", work.rho}, {"flops_per_step", work.flops}};
-  result.update(rounds.to_json());
+  const std::unique_ptr<PeerProcess> peer = lockstep_peer(o);
+  if (peer) {
+    Json peer_timing;
+    result.update(time_child_step_beside(work.step, *peer, o.run.rounds, marks, warmups, peer_timing).to_json());
+    result["peer"] = std::move(peer_timing);
+  } else {
+    result.update(time_child_step(work.step, o.run.rounds, marks, warmups).to_json());
+  }
   marks.add_to(result);
   write_file_atomic(o.run.child_out, result.dump());
 }
@@ -258,24 +279,24 @@ struct Row {
   double growth_mb = -1;
 };
 
-// PyTorch 2.6's SDPA on the same shapes (bench/peers/sdpa.py): p) dense, q) the window as a
-// boolean mask. Empty when no peer runs here.
-std::vector<Row> peer_rows(const AttentionBenchOptions& o, Json& peer_info) {
+// PyTorch 2.6's SDPA on the same shapes (bench/peers/sdpa.py), timed in lockstep by the
+// children of b and c: p) dense, q) the window as a boolean mask. Empty when no peer ran.
+std::vector<Row> peer_rows(const AttentionBenchOptions& o, const Session& session, Json& peer_info) {
   if (o.peer.empty()) {
     std::printf("peer: not run (pass --peer bench/peers/run; make bench does when its root exists)\n");
     return {};
   }
-  const std::optional<Json> peer =
-      run_peer(o.peer, "sdpa.py",
-               {"--length", std::to_string(o.length), "--heads", std::to_string(kHeads), "--head-dim",
-                std::to_string(kHeadDim), "--threads", std::to_string(o.run.threads), "--rounds",
-                std::to_string(o.run.rounds), "--window", std::to_string(half_window(o.length))},
-               o.run.threads);
-  if (!peer) return {};
-  peer_info = {{"torch", (*peer)["torch"]},
-               {"blas", (*peer)["blas"]},
-               {"malloc", peer->value("malloc", "not reported")},
-               {"sdpa_backend", (*peer)["sdpa_backend"]}};
+  const Json dense = session.result("fused_dense").value("peer", Json()),
+             window = session.result("fused_window").value("peer", Json());
+  if (!dense.is_object() || !window.is_object()) {
+    std::printf("peer: left out (it did not run in both b's and c's child; their messages are above)\n");
+    return {};
+  }
+  peer_info = {{"torch", dense["torch"]},
+               {"blas", dense["blas"]},
+               {"malloc", dense.value("malloc", "not reported")},
+               {"sdpa_backend", dense["sdpa_backend"]},
+               {"rounds", "in lockstep with b's (p) and c's (q), alternating"}};
   std::vector<Row> rows;
   const auto add = [&](const char* id, const char* name, const char* label, const Json& timing) {
     Row row{id, name, label, timing["median_ms"].get<double>(), Json{{"label", label}}, nullptr};
@@ -283,9 +304,9 @@ std::vector<Row> peer_rows(const AttentionBenchOptions& o, Json& peer_info) {
     row.entry.update(timing);
     rows.push_back(std::move(row));
   };
-  add("p", "torch_sdpa", "PyTorch 2.6 scaled_dot_product_attention, dense", (*peer)["cases"]["dense"]);
-  add("q", "torch_sdpa_window", "PyTorch 2.6 scaled_dot_product_attention, c's window as a boolean mask",
-      (*peer)["cases"]["window"]);
+  add("p", "torch_sdpa", "PyTorch 2.6 scaled_dot_product_attention, dense, rounds between b's", dense);
+  add("q", "torch_sdpa_window",
+      "PyTorch 2.6 scaled_dot_product_attention, c's window as a boolean mask, rounds between c's", window);
   return rows;
 }
 
@@ -308,9 +329,11 @@ void run_parent(const AttentionBenchOptions& o) {
   for (const Case& c : run_cases) names.push_back(c.name);
   std::vector<std::string> args = o.run.child_args();
   for (const std::string& word : {std::string("--length"), std::to_string(o.length)}) args.push_back(word);
+  if (!o.peer.empty())
+    for (const std::string& word : {std::string("--peer"), o.peer}) args.push_back(word);
   session.measure(names, args);
   Json peer_info = nullptr;
-  const std::vector<Row> peer = peer_rows(o, peer_info);
+  const std::vector<Row> peer = peer_rows(o, session, peer_info);
   const auto rho = [&](const char* name) { return session.result(name)["rho"].get<double>(); };
 
   // Targets of issue 24: sparse cases cost at most 1.1 (1 - rho) of dense, the fused dense
@@ -337,8 +360,10 @@ void run_parent(const AttentionBenchOptions& o) {
   std::vector<Row> rows;
   for (const Case& c : run_cases) {
     const CaseMeasurement& r = session[c.name];
-    rows.push_back({c.id, c.name, c.label, session.median_ms(c.name), session.case_json(c.name, c.label),
-                    r.result["rho"], r.maxrss_mb, r.growth_mb});
+    Json entry = session.case_json(c.name, c.label);
+    entry.erase("peer");  // its own row, p or q
+    rows.push_back({c.id, c.name, c.label, session.median_ms(c.name), std::move(entry), r.result["rho"], r.maxrss_mb,
+                    r.growth_mb});
     session.check_noisy(c.id, r.result);
   }
   rows.insert(rows.end(), peer.begin(), peer.end());

@@ -50,6 +50,33 @@ TimedRounds time_child_step(const std::function<void()>& step, int rounds, Memor
   return timed;
 }
 
+TimedRounds time_child_step_beside(const std::function<void()>& step, PeerProcess& peer, int rounds,
+                                   MemoryMarks& marks, int warmups, nlohmann::ordered_json& peer_timing) {
+  marks.inputs_built();
+  for (int i = 0; i < warmups; ++i) step();
+  std::vector<double> peer_ms;
+  bool answered = true;
+  const Interleaved t = interleave(
+      {[&step](int) { step(); },
+       [&](int round) {
+         const std::optional<nlohmann::ordered_json> answer = answered ? peer.round(round) : std::nullopt;
+         answered = answer.has_value();
+         peer_ms.push_back(answered ? (*answer)["ms"].get<double>() : 0.0);
+       }},
+      rounds, kBusyCores, [&peer] { return peer.rounds_cpu_ms(); });
+  marks.rounds_done();
+  const std::optional<nlohmann::ordered_json> summary = answered ? peer.finish() : std::nullopt;
+  if (!summary) {
+    peer_timing = nullptr;
+  } else {
+    peer_timing = *summary;
+    peer_timing["median_ms"] = median_of(t.kept_of(peer_ms));
+    peer_timing["rounds_ms"] = peer_ms;
+    peer_timing["round_clean"] = t.clean;
+  }
+  return t.of_step(0);
+}
+
 void MemoryMarks::add_to(nlohmann::ordered_json& result) const {
   result["inputs_kb"] = inputs_kb_;
   result["hwm_kb"] = hwm_kb_;

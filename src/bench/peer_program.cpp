@@ -145,23 +145,4 @@ bool PeerProcess::stop() {
   return code == 0;
 }
 
-std::optional<Json> run_peer(const std::string& runner, const std::string& script, const std::vector<std::string>& args,
-                             int threads) {
-  const std::string command = peer_command(runner, script, args, threads);
-  std::fprintf(stderr, "peer: %s\n", command.c_str());
-  pid_t pid = -1;
-  std::FILE *to = nullptr, *from = nullptr;
-  if (!spawn(command, pid, to, from)) {
-    std::printf("peer: could not start %s\n", runner.c_str());
-    return std::nullopt;
-  }
-  PeerProcess peer(runner + " " + script, pid, to, from);
-  // It reads nothing: all its rounds run at once, and its last JSON line is the result.
-  std::optional<Json> last;
-  for (std::optional<Json> next; (next = peer.next_json());) last = std::move(next);
-  const bool exited_cleanly = peer.stop();
-  if (exited_cleanly && !last) std::printf("peer: %s printed no JSON line\n", peer.what_.c_str());
-  return exited_cleanly ? last : std::nullopt;
-}
-
 }  // namespace strata::bench

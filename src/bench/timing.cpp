@@ -75,11 +75,14 @@ nlohmann::ordered_json TimedRounds::to_json() const {
           {"busy_rounds_included", busy_rounds_included}};
 }
 
-TimedRounds time_rounds(const std::function<void()>& step, int rounds, double busy_cores) {
-  const Interleaved i = interleave({[&step](int) { step(); }}, rounds, busy_cores);
-  TimedRounds t{i.ms[0], i.others, i.clean, i.busy_rounds_included, i.median_ms(0), 0};
-  for (double cpu : i.cpu_ms[0]) t.cpu_ms_per_round += cpu / static_cast<double>(i.cpu_ms[0].size());
+TimedRounds Interleaved::of_step(std::size_t step) const {
+  TimedRounds t{ms[step], others, clean, busy_rounds_included, median_ms(step), 0};
+  for (double cpu : cpu_ms[step]) t.cpu_ms_per_round += cpu / static_cast<double>(cpu_ms[step].size());
   return t;
+}
+
+TimedRounds time_rounds(const std::function<void()>& step, int rounds, double busy_cores) {
+  return interleave({[&step](int) { step(); }}, rounds, busy_cores).of_step(0);
 }
 
 }  // namespace strata::bench

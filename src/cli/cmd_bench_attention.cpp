@@ -28,8 +28,8 @@ void register_bench_attention(CLI::App& bench) {
   attention->add_option("--length", options->length, "sequence length L (default 4096; 1024 with --quick)")
       ->check(CLI::PositiveNumber);
   attention->add_option("--peer", options->peer,
-                        "the peer runner, bench/peers/run: adds PyTorch 2.6's SDPA, timed after strata's "
-                        "cases with the same threads (needs its root and root privileges)");
+                        "the peer runner, bench/peers/run: adds PyTorch 2.6's SDPA with the same threads, its "
+                        "rounds interleaved with b's and c's (needs its root and root privileges)");
   on_run(attention, [options] { bench::run_attention_bench(*options); });
 }
 

@@ -1,6 +1,6 @@
 // The peer protocol of strata/bench/peer_program.h against stand-in runners (the real one
 // needs a Debian 13 root): lockstep rounds, their CPU time, the summary, a runner without its
-// root, a peer that dies between rounds, and run_peer's last JSON line.
+// root, and a peer that dies between rounds.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -81,16 +81,6 @@ exit 6
   EXPECT_FALSE(peer->finish());
   const std::string out = testing::internal::GetCapturedStdout();
   EXPECT_NE(out.find("exit 6"), std::string::npos) << out;
-}
-
-TEST_F(PeerProcessTest, RunPeerReturnsTheLastJsonLineOfAPeerThatExitsCleanly) {
-  const std::string two = runner("two.sh", "echo '{\"case\": 1}'\necho noise\necho '{\"case\": 2}'\n");
-  const auto result = bench::run_peer(two, "fake.py", {}, 1);
-  ASSERT_TRUE(result);
-  EXPECT_EQ((*result)["case"], 2);
-  testing::internal::CaptureStdout();
-  EXPECT_FALSE(bench::run_peer(runner("fails.sh", "echo '{\"case\": 1}'\nexit 2\n"), "fake.py", {}, 1));
-  EXPECT_NE(testing::internal::GetCapturedStdout().find("exit 2"), std::string::npos);
 }
 
 }  // namespace

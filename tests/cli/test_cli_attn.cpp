@@ -162,15 +162,20 @@ TEST_F(CliAttn, BenchQuickPrintsEveryCase) {
   EXPECT_FALSE(j["cases"].contains("torch_sdpa"));
 }
 
-// A peer runner is any program that prints the peer's JSON as its last line: a stand-in here
-// (the real one needs a Debian 13 root), so the rows, ratios and JSON of the peer are checked.
-TEST_F(CliAttn, BenchPairsThePeersLastJsonLineAndGoesOnWithoutIt) {
+// A peer runner is any program that speaks the lockstep protocol (strata/bench/peer_program.h):
+// a stand-in here (the real one needs a Debian 13 root) whose dense rounds take 40 ms and window
+// rounds 44, so the rows, ratios and JSON of the peer are checked.
+TEST_F(CliAttn, BenchPairsThePeerRoundByRoundAndGoesOnWithoutIt) {
   const fs::path runner = write("runner.sh", R"sh(#!/bin/sh
 [ "$1" = sdpa.py ] || exit 9
+case "$*" in *"--case dense"*) ms=40 ;; *"--case window"*) ms=44 ;; *) exit 8 ;; esac
 echo "a line of noise first"
-echo '{"torch": "2.6.0+stand-in", "blas": "none", "threads": 1, "sdpa_backend": "flash", "length": 128,
- "cases": {"dense": {"median_ms": 40.0, "rounds_ms": [40.0]}, "window": {"median_ms": 44.0, "rounds_ms": [44.0]}}}' | tr -d '\n'
-echo
+echo '{"torch": "2.6.0+stand-in", "blas": "none", "threads": 1, "sdpa_backend": "flash", "length": 128}'
+while read word n; do
+  [ "$word" = end ] && break
+  echo "{\"round\": $n, \"ms\": $ms, \"cpu_ms\": 1}"
+done
+echo '{"torch": "2.6.0+stand-in", "blas": "none", "sdpa_backend": "flash", "peak_rss_mb": 12}'
 )sh");
   fs::permissions(runner, fs::perms::owner_all);
   const fs::path json = dir_ / "bench.json";

@@ -4,7 +4,8 @@
 // claim "a spec that hides 86 % of the pairs costs about 14 % of the dense work" is measured.
 // Cases: a) composite (L <= 8192), b) fused dense, c) fused window hiding ~50 %, d) fused
 // same_section, e) c + a HIBRIDS bias, f) at::mm's sgemm (GFLOP/s), g) b with its tile products
-// in BLAS; with a peer, p) PyTorch 2.6's SDPA dense and q) with c's window as a boolean mask.
+// in BLAS; with a peer, p) PyTorch 2.6's SDPA dense and q) with c's window as a boolean mask,
+// each in lockstep with b's and c's child (peer_program.h), round for round.
 #include <cstdint>
 #include <string>
 

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "strata/bench/peer_program.h"
 #include "strata/bench/timing.h"
 
 namespace strata::bench {
@@ -34,6 +35,13 @@ class MemoryMarks {
 // A child's timing of one step: memory marked once the inputs are built, `warmups` untimed
 // steps, the timed rounds (time_rounds with kBusyCores), memory marked again.
 TimedRounds time_child_step(const std::function<void()>& step, int rounds, MemoryMarks& marks, int warmups = 1);
+
+// The same with a peer in lockstep (peer_program.h): each round runs this process's step and
+// one of the peer's, in turns. `peer_timing` gets the peer's own times of its rounds
+// ("median_ms" over the rounds kept for this process's step, "rounds_ms", "round_clean") and
+// its summary; null when the peer stopped answering (the reason is printed).
+TimedRounds time_child_step_beside(const std::function<void()>& step, PeerProcess& peer, int rounds,
+                                   MemoryMarks& marks, int warmups, nlohmann::ordered_json& peer_timing);
 
 struct CaseMeasurement {
   nlohmann::ordered_json result;  // what the child wrote, its memory marks taken out

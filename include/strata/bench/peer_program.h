@@ -1,16 +1,12 @@
 #pragma once
-// A peer measured outside this process: bench/peers/run runs one of bench/peers/'s Python
-// scripts (PyTorch 2.6 in its own Debian 13 root) under the same OMP_NUM_THREADS and
-// OPENBLAS_CORETYPE, and the script answers in JSON lines on its stdout.
-//
-// Two ways to run it:
-//  - run_peer: the script times all its rounds and prints one JSON line; the benchmark runs
-//    it after its own cases.
-//  - PeerProcess (lockstep): the script is started with --lockstep, builds its model, warms
-//    up and prints a JSON line; then it runs one round for each "round N" line it reads and
-//    answers with {"ms", "cpu_ms", ...}; "end" makes it print its summary and exit. The
-//    benchmark calls it from its own round loop (timing.h: interleave), so the peer's rounds
-//    and strata's alternate and a host whose speed drifts weighs on both alike.
+// A peer measured outside this process, in lockstep with this one: bench/peers/run runs one of
+// bench/peers/'s Python scripts (PyTorch 2.6 in its own Debian 13 root) under the same
+// OMP_NUM_THREADS and OPENBLAS_CORETYPE, with --lockstep. The script builds its model, warms
+// up and prints a JSON line; then it runs one round for each "round N" line it reads and
+// answers with a JSON line {"ms", "cpu_ms", ...}; "end" (or the end of its stdin) makes it
+// print its summary and exit. Other lines on its stdout are passed over. The benchmark calls
+// it from its own round loop (timing.h: interleave), so the peer's rounds and strata's
+// alternate, and a host whose speed drifts weighs on both alike.
 #include <sys/types.h>
 
 #include <cstdio>
@@ -23,16 +19,11 @@
 
 namespace strata::bench {
 
-// Runs `runner script args...` with OMP_NUM_THREADS = threads and returns the JSON of its
-// last JSON stdout line. Nullopt, with the reason printed, when the peer cannot run here (no
-// root: runner exit 3; not root) or fails; the benchmark then goes on without it.
-std::optional<nlohmann::ordered_json> run_peer(const std::string& runner, const std::string& script,
-                                               const std::vector<std::string>& args, int threads);
-
 class PeerProcess {
  public:
-  // Starts `runner script args... --lockstep` and waits for its first JSON line. Nullptr, with
-  // the reason printed (as run_peer), when it cannot run or fails before that line.
+  // Starts `runner script args... --lockstep` with OMP_NUM_THREADS = threads and waits for its
+  // first JSON line. Nullptr, with the reason printed, when the peer cannot run here (no root:
+  // runner exit 3; not root) or fails before that line; the benchmark then goes on without it.
   static std::unique_ptr<PeerProcess> start(const std::string& runner, const std::string& script,
                                             std::vector<std::string> args, int threads);
   ~PeerProcess();
@@ -59,8 +50,6 @@ class PeerProcess {
   // Closes the pipes (its stdin's end stops the round loop), waits for the process and says
   // whether it exited 0, printing why not (exit 3: no root) when it did not.
   bool stop();
-  friend std::optional<nlohmann::ordered_json> run_peer(const std::string&, const std::string&,
-                                                        const std::vector<std::string>&, int);
 
   std::string what_;  // "bench/peers/run transformer.py", for messages
   pid_t pid_ = -1;

@@ -15,6 +15,8 @@ inline constexpr double kBusyCores = 0.3;
 
 double median_of(std::vector<double> values);
 
+struct TimedRounds;
+
 // Several steps timed round by round: each round runs every step once, in an order that
 // rotates from round to round, so a neighbour's load falls on all of them alike. Step k is
 // called with the round's index.
@@ -33,6 +35,8 @@ struct Interleaved {
   std::vector<double> ratios(std::size_t step, std::size_t reference) const;
   double paired_ratio(std::size_t step, std::size_t reference) const { return median_of(ratios(step, reference)); }
   double paired_cpu_ratio(std::size_t step, std::size_t reference) const;
+  // One step's rounds on their own.
+  TimedRounds of_step(std::size_t step) const;
 };
 
 // `measured_cpu_ms`, when given, returns the CPU time (ms, cumulative) of processes that the
