@@ -25,24 +25,34 @@ bool micro_kernel_chosen() {
 }
 
 // The product goes chunk by chunk so that what the micro-kernel re-reads stays in L2: a chunk
-// of kRowChunk rows of C at a depth of kDepthChunk (op(A)'s part, 96 x 256 floats = 96 KB, read
-// once per band of 64 columns; B's band, 256 x 64 floats = 64 KB, read once per 6 rows).
-// Depth chunks after the first add to C, always in depth order.
+// of at most kRowChunk rows of C at a depth of kDepthChunk (op(A)'s part, 96 x 256 floats =
+// 96 KB, read once per band of 64 columns; B's band, 256 x 64 floats = 64 KB, read once per 6
+// rows). Depth chunks after the first add to C, always in depth order, so a row's sums do not
+// depend on how rows are shared out.
 constexpr std::int64_t kRowChunk = 96;
 constexpr std::int64_t kDepthChunk = 256;
+constexpr std::int64_t kRowBlock = 6;  // the micro-kernel's rows a pass
 
 // c [m, n] = op(a) b, op(a) = a [m, depth] or, with trans_a, the transpose of a [depth, m]
-// (lda its row stride); b [depth, n] contiguous; the row chunks split across threads.
+// (lda its row stride); b [depth, n] contiguous. Each thread takes an equal share of the rows,
+// in whole 6-row blocks, and runs it in chunks. (Cutting the rows into chunks first and
+// handing chunks out left a thread idle: 256 rows are 3 chunks, 2 on one thread and 1 on the
+// other, the dW of every d_model-wide layer.)
 void product(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t depth, const float* a, std::int64_t lda,
              const float* b, float* c) {
-  const std::int64_t chunks = (m + kRowChunk - 1) / kRowChunk;
-  at::parallel_for(0, chunks, 1, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t chunk = begin; chunk < end; ++chunk) {
-      const std::int64_t i0 = chunk * kRowChunk, rows = std::min(kRowChunk, m - i0);
-      for (std::int64_t p0 = 0; p0 < depth; p0 += kDepthChunk) {
-        const float* a_block = trans_a ? a + p0 * lda + i0 : a + i0 * lda + p0;
-        attn::tile_gemm_avx512(trans_a, rows, n, std::min(kDepthChunk, depth - p0), 1.0f, a_block, lda, b + p0 * n,
-                               n, p0 == 0 ? 0.0f : 1.0f, c + i0 * n, n);
+  const std::int64_t blocks = (m + kRowBlock - 1) / kRowBlock;
+  const std::int64_t shares = std::min<std::int64_t>(at::get_num_threads(), blocks);
+  at::parallel_for(0, shares, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t share = begin; share < end; ++share) {
+      const std::int64_t first = share * blocks / shares * kRowBlock;
+      const std::int64_t last = std::min(m, (share + 1) * blocks / shares * kRowBlock);
+      for (std::int64_t i0 = first; i0 < last; i0 += kRowChunk) {
+        const std::int64_t rows = std::min(kRowChunk, last - i0);
+        for (std::int64_t p0 = 0; p0 < depth; p0 += kDepthChunk) {
+          const float* a_block = trans_a ? a + p0 * lda + i0 : a + i0 * lda + p0;
+          attn::tile_gemm_avx512(trans_a, rows, n, std::min(kDepthChunk, depth - p0), 1.0f, a_block, lda,
+                                 b + p0 * n, n, p0 == 0 ? 0.0f : 1.0f, c + i0 * n, n);
+        }
       }
     }
   });

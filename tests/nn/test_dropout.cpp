@@ -23,6 +23,21 @@ TEST(Dropout, KeepsOneMinusPScaledAndPassesTheMaskToTheGradient) {
   EXPECT_TRUE(torch::equal(x.grad(), y.detach()));  // d(x * mask) / dx = mask
 }
 
+// Backward draws the mask again rather than keeping it: the gradient of any upstream gradient
+// must meet the very mask the forward used, on a non-contiguous input too.
+TEST(Dropout, BackwardRedrawsTheForwardsMask) {
+  const at::Tensor x = torch::randn({300, 40}).t().requires_grad_(true);  // [40, 300], a transpose's strides
+  ASSERT_FALSE(x.is_contiguous());
+  const at::Tensor y = seeded_dropout(x, 0.4, 5);
+  const at::Tensor upstream = torch::randn({40, 300});
+  y.backward(upstream);
+  const at::Tensor kept = y.detach().ne(0);
+  const float scale = 1.0f / 0.6f;
+  EXPECT_TRUE(torch::equal(y.detach(), x.detach() * kept.to(torch::kFloat) * scale));
+  EXPECT_TRUE(torch::equal(x.grad(), upstream * kept.to(torch::kFloat) * scale));
+  EXPECT_NEAR(kept.to(torch::kDouble).mean().item<double>(), 0.6, 0.02);
+}
+
 TEST(Dropout, SameSeedSameMaskOnAnyThreadCount) {
   const at::Tensor x = torch::randn({300, 257});
   const int threads = at::get_num_threads();
