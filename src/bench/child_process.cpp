@@ -117,6 +117,9 @@ CaseMeasurement run_case_in_child(const std::vector<std::string>& command, const
     m.growth_mb = (hwm_kb - inputs_kb) / 1024.0;
     m.result.erase("hwm_kb");
     m.result.erase("inputs_kb");
+    // A child that ran a peer in lockstep waited for it, so ru_maxrss counts the peer's peak
+    // too; its own VmHWM is the case's.
+    if (m.result.contains("peer")) m.maxrss_mb = m.hwm_mb;
   }
   return m;
 }
