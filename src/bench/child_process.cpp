@@ -43,38 +43,40 @@ void MemoryMarks::inputs_built() { inputs_kb_ = status_kb("VmRSS"); }
 void MemoryMarks::rounds_done() { hwm_kb_ = status_kb("VmHWM"); }
 
 TimedRounds time_child_step(const std::function<void()>& step, int rounds, MemoryMarks& marks, int warmups) {
-  marks.inputs_built();
-  for (int i = 0; i < warmups; ++i) step();
-  const TimedRounds timed = time_rounds(step, rounds, kBusyCores);
-  marks.rounds_done();
-  return timed;
+  nlohmann::ordered_json no_peer;
+  return time_child_steps({step}, nullptr, rounds, marks, warmups, no_peer).of_step(0);
 }
 
-TimedRounds time_child_step_beside(const std::function<void()>& step, PeerProcess& peer, int rounds,
-                                   MemoryMarks& marks, int warmups, nlohmann::ordered_json& peer_timing) {
+Interleaved time_child_steps(const std::vector<std::function<void()>>& steps, PeerProcess* peer, int rounds,
+                             MemoryMarks& marks, int warmups, nlohmann::ordered_json& peer_timing) {
   marks.inputs_built();
-  for (int i = 0; i < warmups; ++i) step();
+  for (int i = 0; i < warmups; ++i)
+    for (const auto& step : steps) step();
+  std::vector<std::function<void(int)>> round_steps;
+  for (const auto& step : steps) round_steps.push_back([&step](int) { step(); });
   std::vector<double> peer_ms;
-  bool answered = true;
-  const Interleaved t = interleave(
-      {[&step](int) { step(); },
-       [&](int round) {
-         const std::optional<nlohmann::ordered_json> answer = answered ? peer.round(round) : std::nullopt;
-         answered = answer.has_value();
-         peer_ms.push_back(answered ? (*answer)["ms"].get<double>() : 0.0);
-       }},
-      rounds, kBusyCores, [&peer] { return peer.rounds_cpu_ms(); });
+  bool answered = peer != nullptr;
+  if (peer != nullptr)
+    round_steps.push_back([&](int round) {
+      const std::optional<nlohmann::ordered_json> answer = answered ? peer->round(round) : std::nullopt;
+      answered = answer.has_value();
+      peer_ms.push_back(answered ? (*answer)["ms"].get<double>() : 0.0);
+    });
+  Interleaved t = interleave(round_steps, rounds, kBusyCores,
+                             [peer] { return peer != nullptr ? peer->rounds_cpu_ms() : 0.0; });
   marks.rounds_done();
-  const std::optional<nlohmann::ordered_json> summary = answered ? peer.finish() : std::nullopt;
-  if (!summary) {
-    peer_timing = nullptr;
-  } else {
+  if (peer == nullptr) return t;
+  const std::optional<nlohmann::ordered_json> summary = answered ? peer->finish() : std::nullopt;
+  peer_timing = nullptr;
+  if (summary) {
     peer_timing = *summary;
     peer_timing["median_ms"] = median_of(t.kept_of(peer_ms));
     peer_timing["rounds_ms"] = peer_ms;
     peer_timing["round_clean"] = t.clean;
   }
-  return t.of_step(0);
+  t.ms.pop_back();  // the peer's column: its own times are in peer_timing
+  t.cpu_ms.pop_back();
+  return t;
 }
 
 void MemoryMarks::add_to(nlohmann::ordered_json& result) const {

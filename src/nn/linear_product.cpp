@@ -33,13 +33,16 @@ constexpr std::int64_t kRowChunk = 96;
 constexpr std::int64_t kDepthChunk = 256;
 constexpr std::int64_t kRowBlock = 6;  // the micro-kernel's rows a pass
 
-// c [m, n] = op(a) b, op(a) = a [m, depth] or, with trans_a, the transpose of a [depth, m]
-// (lda its row stride); b [depth, n] contiguous. Each thread takes an equal share of the rows,
+// c [m, n] = op(a) b (+ bias [n] on every row, when given), op(a) = a [m, depth] or, with
+// trans_a, the transpose of a [depth, m] (lda its row stride); b [depth, n] contiguous. The
+// bias is added to a chunk's rows while they are still in cache, after its last depth chunk:
+// the same sums, rounded the same way, as adding it afterwards, without another pass over C.
+// Each thread takes an equal share of the rows,
 // in whole 6-row blocks, and runs it in chunks. (Cutting the rows into chunks first and
 // handing chunks out left a thread idle: 256 rows are 3 chunks, 2 on one thread and 1 on the
 // other, the dW of every d_model-wide layer.)
 void product(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t depth, const float* a, std::int64_t lda,
-             const float* b, float* c) {
+             const float* b, float* c, const float* bias = nullptr) {
   const std::int64_t blocks = (m + kRowBlock - 1) / kRowBlock;
   const std::int64_t shares = std::min<std::int64_t>(at::get_num_threads(), blocks);
   at::parallel_for(0, shares, 1, [&](std::int64_t begin, std::int64_t end) {
@@ -53,6 +56,9 @@ void product(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t depth, c
           attn::tile_gemm_avx512(trans_a, rows, n, std::min(kDepthChunk, depth - p0), 1.0f, a_block, lda,
                                  b + p0 * n, n, p0 == 0 ? 0.0f : 1.0f, c + i0 * n, n);
         }
+        if (bias != nullptr)
+          for (std::int64_t r = i0; r < i0 + rows; ++r)
+            for (std::int64_t j = 0; j < n; ++j) c[r * n + j] += bias[j];
       }
     }
   });
@@ -60,15 +66,20 @@ void product(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t depth, c
 
 class LinearProduct : public torch::autograd::Function<LinearProduct> {
  public:
-  // x Wᵀ without the bias, which autograd adds (libtorch 1.13's Function takes no undefined input).
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight) {
+  // x Wᵀ + bias; a layer without one passes an empty bias (libtorch 1.13's Function takes no
+  // undefined input).
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
+                            const at::Tensor& bias) {
     const std::int64_t in = weight.size(1), out = weight.size(0);
     const at::Tensor rows = x.reshape({-1, in}).contiguous();
     // B of the micro-kernel is row-major [depth, n]: here Wᵀ, packed once per call.
     const at::Tensor weight_t = weight.t().contiguous();
     at::Tensor y = at::empty({rows.size(0), out}, x.options());
-    product(false, rows.size(0), out, in, rows.data_ptr<float>(), in, weight_t.data_ptr<float>(), y.data_ptr<float>());
+    const at::Tensor b = bias.contiguous();
+    product(false, rows.size(0), out, in, rows.data_ptr<float>(), in, weight_t.data_ptr<float>(), y.data_ptr<float>(),
+            b.numel() > 0 ? b.data_ptr<float>() : nullptr);
     ctx->save_for_backward({rows, weight});
+    ctx->saved_data["bias"] = b.numel() > 0;
     std::vector<std::int64_t> shape = x.sizes().vec();
     shape.back() = out;
     return y.view(shape);
@@ -79,7 +90,7 @@ class LinearProduct : public torch::autograd::Function<LinearProduct> {
     const at::Tensor& rows = saved[0];
     const at::Tensor& weight = saved[1];
     const std::int64_t m = rows.size(0), in = weight.size(1), out = weight.size(0);
-    if (!grads[0].defined()) return {at::Tensor(), at::Tensor()};
+    if (!grads[0].defined()) return {at::Tensor(), at::Tensor(), at::Tensor()};
     const at::Tensor dy = grads[0].reshape({m, out}).contiguous();
     at::Tensor dx, dw;
     if (ctx->needs_input_grad(0)) {
@@ -96,7 +107,9 @@ class LinearProduct : public torch::autograd::Function<LinearProduct> {
       dw = at::empty({out, in}, weight.options());
       product(true, out, in, m, dy.data_ptr<float>(), out, rows.data_ptr<float>(), dw.data_ptr<float>());
     }
-    return {dx, dw};
+    at::Tensor db;
+    if (ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2)) db = dy.sum(0);
+    return {dx, dw, db};
   }
 };
 
@@ -109,8 +122,7 @@ at::Tensor linear_product(const at::Tensor& x, const at::Tensor& weight, const a
   if (!fp32 || !cpu || x.dim() == 0 || x.size(-1) != weight.size(1) || x.numel() < kMinRows * weight.size(1) ||
       !micro_kernel_chosen())
     return torch::nn::functional::linear(x, weight, bias);
-  const at::Tensor y = LinearProduct::apply(x, weight);
-  return bias.defined() ? y + bias : y;
+  return LinearProduct::apply(x, weight, bias.defined() ? bias : at::empty({0}, weight.options()));
 }
 
 const char* linear_products() { return micro_kernel_chosen() ? "avx512 micro-kernel" : "libtorch"; }

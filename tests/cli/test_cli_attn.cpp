@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -156,6 +158,17 @@ TEST_F(CliAttn, BenchQuickPrintsEveryCase) {
   // The window hides about half of the pairs, 7 equal sections about 6/7 of them.
   EXPECT_NEAR(j["cases"]["fused_window"]["rho"].get<double>(), 0.5, 0.02);
   EXPECT_NEAR(j["cases"]["fused_same_section"]["rho"].get<double>(), 6.0 / 7.0, 0.01);
+  // Their ratios to dense are the median of rounds run side by side with dense in their child.
+  for (const char* name : {"fused_window", "fused_same_section"}) {
+    const auto& paired = j["cases"][name]["paired_dense"];
+    ASSERT_TRUE(paired.is_object()) << name;
+    std::vector<double> per_round = paired["ratio_per_round"].get<std::vector<double>>();
+    ASSERT_FALSE(per_round.empty()) << name;
+    std::sort(per_round.begin(), per_round.end());
+    EXPECT_GE(paired["ratio"].get<double>(), per_round.front()) << name;
+    EXPECT_LE(paired["ratio"].get<double>(), per_round.back()) << name;
+    EXPECT_EQ(j["cases"][name]["ratio"], paired["ratio"]) << name;
+  }
   EXPECT_EQ(j["cases"]["fused_dense"]["rho"], 0.0);
   EXPECT_NE(r.out.find("GFLOP/s"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("peer: not run"), std::string::npos) << r.out;  // no --peer

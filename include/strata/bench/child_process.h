@@ -36,12 +36,14 @@ class MemoryMarks {
 // steps, the timed rounds (time_rounds with kBusyCores), memory marked again.
 TimedRounds time_child_step(const std::function<void()>& step, int rounds, MemoryMarks& marks, int warmups = 1);
 
-// The same with a peer in lockstep (peer_program.h): each round runs this process's step and
-// one of the peer's, in turns. `peer_timing` gets the peer's own times of its rounds
-// ("median_ms" over the rounds kept for this process's step, "rounds_ms", "round_clean") and
-// its summary; null when the peer stopped answering (the reason is printed).
-TimedRounds time_child_step_beside(const std::function<void()>& step, PeerProcess& peer, int rounds,
-                                   MemoryMarks& marks, int warmups, nlohmann::ordered_json& peer_timing);
+// Several steps of this process timed round for round (a case and the case it is compared
+// with), and with `peer` a peer in lockstep (peer_program.h) as one more step of each round:
+// memory marked, `warmups` untimed rounds of the local steps, the rounds, memory marked again.
+// Returns the local steps' timings; `peer_timing` gets the peer's own times of its rounds
+// ("median_ms" over the kept rounds, "rounds_ms", "round_clean") and its summary, or null when
+// it stopped answering (the reason is printed).
+Interleaved time_child_steps(const std::vector<std::function<void()>>& steps, PeerProcess* peer, int rounds,
+                             MemoryMarks& marks, int warmups, nlohmann::ordered_json& peer_timing);
 
 struct CaseMeasurement {
   nlohmann::ordered_json result;  // what the child wrote, its memory marks taken out
