@@ -37,10 +37,9 @@ constexpr std::int64_t kRowBlock = 6;  // the micro-kernel's rows a pass
 // trans_a, the transpose of a [depth, m] (lda its row stride); b [depth, n] contiguous. The
 // bias is added to a chunk's rows while they are still in cache, after its last depth chunk:
 // the same sums, rounded the same way, as adding it afterwards, without another pass over C.
-// Each thread takes an equal share of the rows,
-// in whole 6-row blocks, and runs it in chunks. (Cutting the rows into chunks first and
-// handing chunks out left a thread idle: 256 rows are 3 chunks, 2 on one thread and 1 on the
-// other, the dW of every d_model-wide layer.)
+// Each thread takes an equal share of the rows, in whole 6-row blocks, and runs it in chunks.
+// (Cutting the rows into chunks first and handing chunks out left a thread idle: 256 rows are
+// 3 chunks, 2 on one thread and 1 on the other, the dW of every d_model-wide layer.)
 void product(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t depth, const float* a, std::int64_t lda,
              const float* b, float* c, const float* bias = nullptr) {
   const std::int64_t blocks = (m + kRowBlock - 1) / kRowBlock;
