@@ -3,7 +3,9 @@ bench/seed003_report.py, bench/seed001_qs_report.py) share: mean ± std over see
 validation loss of a run, the share of distinct summaries, paired bootstraps, the verdict on a
 seed's claim and its lines over per-document ROUGE, the learned-bias figures, and writing the
 page atomically."""
+import html
 import json
+import math
 import os
 import random
 import statistics
@@ -189,3 +191,84 @@ def figure_lines(page, recipes):
                       f"largest negative {listed('largest_negative')}.", "",
                       f"![{recipe} {figure['side']} biases]({folder}/{recipe}/{figure['files'][0]})", ""]
     return lines
+
+
+# ---- charts ----
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#808000")
+
+
+def nice_ticks(lo, hi, target=5):
+    """Round tick values covering [lo, hi]: steps of 1, 2 or 5 × 10^k."""
+    if not (hi > lo):
+        lo, hi = max(lo - 1, 0.0) if lo >= 0 else lo - 1, hi + 1
+    raw = (hi - lo) / target
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    first, last = math.floor(lo / step) * step, math.ceil(hi / step) * step
+    ticks, t = [], first
+    while t <= last + step / 2:
+        ticks.append(round(t, 10))
+        t += step
+    return ticks, step
+
+
+def line_chart_svg(title, series, x_labels, x_title, y_label, colours=None, name_of=str, palette=PALETTE):
+    """A line chart as SVG lines: x = evenly spaced categories, y = a score; one polyline and
+    marker set per system (a category without a value breaks its line), a legend at the right
+    naming each system by name_of(system), in colours[system] or the next of the palette."""
+    width, height = 680, 400
+    left, right, top, bottom = 64, 190, 40, 56
+    pw, ph = width - left - right, height - top - bottom
+    values = [v for _, ys in series for v in ys if v is not None]
+    ticks, step = nice_ticks(min(values), max(values))
+    y0, y1 = ticks[0], ticks[-1]
+
+    def x_at(i):
+        return left + (pw * (i + 0.5) / len(x_labels))
+
+    def y_at(v):
+        return top + ph * (1 - (v - y0) / (y1 - y0))
+
+    digits = 0 if step >= 1 else (1 if step >= 0.1 else 2)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+           f'<text x="{left + pw / 2:.1f}" y="22" text-anchor="middle" font-size="14">'
+           f'{html.escape(title)}</text>']
+    for t in ticks:
+        y = y_at(t)
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#e0e0e0"/>')
+        out.append(f'<line x1="{left - 5}" y1="{y:.1f}" x2="{left}" y2="{y:.1f}" stroke="#000000"/>')
+        out.append(f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end">{t:.{digits}f}</text>')
+    for i, label in enumerate(x_labels):
+        x = x_at(i)
+        out.append(f'<line x1="{x:.1f}" y1="{top + ph}" x2="{x:.1f}" y2="{top + ph + 5}" stroke="#000000"/>')
+        out.append(f'<text x="{x:.1f}" y="{top + ph + 19}" text-anchor="middle">{html.escape(str(label))}</text>')
+    out.append(f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="#000000"/>')
+    out.append(f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="#000000"/>')
+    out.append(f'<text x="{left + pw / 2:.1f}" y="{height - 12}" text-anchor="middle">'
+               f'{html.escape(x_title)}</text>')
+    out.append(f'<text x="16" y="{top + ph / 2:.1f}" text-anchor="middle" '
+               f'transform="rotate(-90 16 {top + ph / 2:.1f})">{html.escape(y_label)}</text>')
+    palette = iter(palette * 4)
+    for k, (system, ys) in enumerate(series):
+        colour = (colours or {}).get(system) or next(palette)
+        points = [(x_at(i), y_at(v)) for i, v in enumerate(ys) if v is not None]
+        segment = []  # a share without a run breaks the line
+        for i, v in enumerate(ys + [None]):
+            if v is not None:
+                segment.append(f"{x_at(i):.1f},{y_at(v):.1f}")
+                continue
+            if len(segment) > 1:
+                out.append(f'<polyline points="{" ".join(segment)}" fill="none" stroke="{colour}" stroke-width="2"/>')
+            segment = []
+        for x, y in points:
+            out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}"/>')
+        ly = top + 10 + 20 * k
+        lx = left + pw + 16
+        out.append(f'<line x1="{lx}" y1="{ly}" x2="{lx + 24}" y2="{ly}" stroke="{colour}" stroke-width="2"/>')
+        out.append(f'<circle cx="{lx + 12}" cy="{ly}" r="3.5" fill="{colour}"/>')
+        out.append(f'<text x="{lx + 30}" y="{ly + 4}">{html.escape(name_of(system))}</text>')
+    out.append("</svg>")
+    return out + [""]

@@ -9,7 +9,7 @@ import os
 import random
 import statistics
 
-from report_common import fmt, mean_std, read_jsonl, write_atomic
+from report_common import fmt, line_chart_svg, mean_std, read_jsonl, write_atomic
 
 TYPES = ["rouge1", "rouge2", "rouge3", "rougeL"]
 BASELINES = [("lead", "Lead-1"), ("lexrank", "LexRank"), ("textrank", "TextRank"), ("sumbasic", "SumBasic")]
@@ -27,6 +27,7 @@ THESIS = {  # ROUGE-1/2/3/L: arXiv (Table 2.2) for the man pages, bigPatent (Tab
 CORPUS_NAMES = {"man": "man pages (the arXiv/PubMed analogue: intro = SYNOPSIS + DESCRIPTION, summary = the NAME line)",
                 "descriptions": "package descriptions (the bigPatent/Newsroom analogue: long description -> short)"}
 RESAMPLES = 2000
+COPY_ORDERS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25)  # Fig. 2.2's n, thinned
 
 
 def per_example(system_dir):
@@ -114,7 +115,7 @@ def table_2_1(stats):
             "| thesis, arXiv / bigPatent | 215,913 / 1.34M | 39.8 / 36.4 | 292.8 / 116.5 | 6,913.8 / 3,572.8 |", ""]
 
 
-def corpus_section(out_dir, corpus, seeds):
+def corpus_section(out_dir, corpus, seeds, figures, report):
     c = os.path.join(out_dir, corpus)
     lines = [f"## {CORPUS_NAMES.get(corpus, corpus)}", ""]
     stats_path = os.path.join(c, "data", "stats.json")
@@ -188,18 +189,26 @@ def corpus_section(out_dir, corpus, seeds):
     for name, label in BASELINES[:1] + SEEDED + BOUNDS[:1]:
         d = os.path.join(c, "systems", name if name == "lead" else f"{name}-s{seeds[0]}")
         curve_rows.append((name, label, d, "prediction"))
+    series = []
     for name, label, d, field in curve_rows:
         path = os.path.join(d, "copy-reference.json" if field == "reference" else "copy.json")
         if not os.path.exists(path):
             continue
         with open(path) as f:
             orders = {o["n"]: o for o in json.load(f)["orders"]}
-        cells = []
-        for n in (1, 2, 3, 5, 10, 20, 25):
-            rate = orders.get(n, {}).get("copy_rate")
-            cells.append("-" if rate is None else f"{100 * rate:.1f}")
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+
+        def rate(n):
+            r = orders.get(n, {}).get("copy_rate")
+            return None if r is None else 100 * r
+        lines.append(f"| {label} | " + " | ".join("-" if rate(n) is None else f"{rate(n):.1f}"
+                                                 for n in (1, 2, 3, 5, 10, 20, 25)) + " |")
+        series.append((label.split(":")[0], [rate(n) for n in COPY_ORDERS]))  # the legend is narrow
     lines.append("")
+    if series:
+        svg = os.path.join(figures, f"copy-{corpus}.svg")
+        write_atomic(svg, line_chart_svg(f"Copied n-grams, {corpus} (first seed)", series, list(COPY_ORDERS), "n",
+                                         "% of the summary's n-grams in its source"))
+        lines += [f"![Copy rate against n, {corpus}]({os.path.relpath(svg, os.path.dirname(report))})", ""]
     attribution = copy_curve(os.path.join(c, "systems", f"tlm-e-gm-s{seeds[0]}"))
     if attribution and "attribution" in attribution[0]:
         lines += ["Where TLM+E (G,M)'s copies come from (Fig. 2.2, right): of its copied n-grams, the share found "
@@ -229,6 +238,8 @@ def main():
     ap.add_argument("--status", default="", help="a paragraph under the title: what this page does not cover yet")
     args = ap.parse_args()
     seeds = args.seeds.split()
+    # Figures beside the page: docs/results/thesis-ch2.md -> docs/results/thesis-ch2/.
+    figures = os.path.splitext(args.report)[0]
     lines = ["# Thesis ch. 2 in miniature: extract-then-abstract on man pages and package descriptions", "",
              "Made by `bench/thesis-ch2.sh` (`bench/thesis_ch2_report.py` writes this page); "
              f"{args.minutes} minutes on this machine's 2 CPU cores.", ""] + ([args.status, ""] if args.status else []) + [
@@ -243,7 +254,7 @@ def main():
              "documents, the best validation loss kept (`configs/thesis-ch2-extractor.toml`) |",
              "| decoding | top-k 30, temperature 0.7, averaged over samples | the same, one sample per seed |", ""]
     for corpus in args.corpora.split():
-        lines += corpus_section(args.out_dir, corpus, seeds)
+        lines += corpus_section(args.out_dir, corpus, seeds, figures, args.report)
     write_atomic(args.report, lines + [""])
 
 
