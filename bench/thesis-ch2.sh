@@ -15,6 +15,8 @@
 #   TRAIN_DOCS=...     training documents kept per corpus (descriptions 20000, man 4000)
 #   TEST_DOCS=...      test documents scored (descriptions 500, man 300)
 #   EXTRACTOR_STEPS=500 TLM_STEPS=1000   EXTRA="k=v ..." overrides for every training run
+#   JOBS=2             seeds trained side by side, one thread each
+#   VOCAB=4000         tokenizer vocabulary (the TLM's output layer is most of its cost)
 #   REPORT=docs/results/thesis-ch2.md
 set -euo pipefail
 build=${1:-build}
@@ -25,8 +27,12 @@ seeds=${SEEDS:-"1 2 3"}
 report=${REPORT:-docs/results/thesis-ch2.md}
 extractor_steps=${EXTRACTOR_STEPS:-500}
 tlm_steps=${TLM_STEPS:-1000}
+jobs=${JOBS:-2}
+vocab=${VOCAB:-4000}
 started=$(date +%s)
-export OMP_NUM_THREADS=2
+# One thread per run when seeds run side by side (more work done than one run on two threads).
+threads=$(( jobs > 1 ? 1 : 2 ))
+export OMP_NUM_THREADS=$threads
 
 # The corpus's data, cut to its training and test sizes, and its tokenizer with the markers.
 prepare() {
@@ -48,9 +54,10 @@ prepare() {
   head -n 300 "$dir/data/validation.jsonl" > "$dir/valid.jsonl"
   head -n "$test_docs" "$dir/data/test.jsonl" > "$dir/test.jsonl"
   if [[ ! -f "$dir/tokenizer/strata-tokenizer.json" ]]; then
-    echo "== $corpus: tokenizer (sentencepiece unigram, 8000, with the TLM markers)"
-    "$strata" tokenizer train --input "$dir/train.jsonl" --jsonl-field all --out "$dir/tokenizer" --vocab-size 8000 \
-      --sample 300000 --special '[INTRO],[EXTRACT],[SUMMARY],[REST]' > "$dir/tokenizer.log" 2>&1
+    echo "== $corpus: tokenizer (sentencepiece unigram, $vocab, with the TLM markers)"
+    "$strata" tokenizer train --input "$dir/train.jsonl" --jsonl-field all --out "$dir/tokenizer" --vocab-size "$vocab" \
+      --sample 300000 --special '[INTRO],[EXTRACT],[SUMMARY],[REST]' > "$dir/tokenizer.log" 2>&1 ||
+      { echo "FAILED: the $corpus tokenizer (see $dir/tokenizer.log)"; exit 1; }
   fi
 }
 
@@ -68,7 +75,7 @@ score() {
 
 # A baseline's pairs (seed-free).
 baseline() {
-  local corpus=$1 name=$2 dir="$out/$1/systems/$2"; shift 2
+  local corpus=$1 dir="$out/$1/systems/$2"; shift 2
   mkdir -p "$dir"
   [[ -f "$dir/pairs.jsonl" ]] || "$strata" baseline "$@" --data "$out/$corpus/test.jsonl" --out "$dir/pairs.jsonl" > /dev/null
   score "$dir/pairs.jsonl"
@@ -81,7 +88,8 @@ train() {
   rm -rf "$run" && mkdir -p "$(dirname "$run")"
   # shellcheck disable=SC2086
   "$strata" train --config "$config" --out "$run" --quiet data.train="$out/$corpus/train.jsonl" \
-    data.valid="$out/$corpus/valid.jsonl" data.tokenizer="$out/$corpus/tokenizer" train.max_steps="$steps" "$@" \
+    data.valid="$out/$corpus/valid.jsonl" data.tokenizer="$out/$corpus/tokenizer" train.max_steps="$steps" \
+    train.threads="$threads" "$@" \
     ${EXTRA:-} > "$run.log" 2>&1 || { echo "FAILED: training $run (see $run.log)"; exit 1; }
   touch "$run/done"
 }
@@ -104,6 +112,38 @@ summarize() {
   score "$dir/pairs.jsonl"
 }
 
+# One seed's systems: the extractors and their picks, the three TLMs and their summaries.
+seed_systems() {
+  local corpus=$1 seed=$2 c="$out/$1" t0 ptr_test extracts extractor
+  t0=$(date +%s)
+  for extractor in sent_clf sent_ptr; do
+    train "$c/runs/$extractor-s$seed" configs/thesis-ch2-extractor.toml "$extractor_steps" "$corpus" \
+      model.architecture="$extractor" train.seed="$seed"
+    extract "$c/runs/$extractor-s$seed" "$c/test.jsonl" "$c/systems/$extractor-s$seed/pairs.jsonl"
+    score "$c/systems/$extractor-s$seed/pairs.jsonl"
+  done
+  ptr_test="$c/systems/sent_ptr-s$seed/pairs.jsonl"
+  # (M,M) trains on the extractor's picks: of the training and the validation documents.
+  extracts="$c/runs/sent_ptr-s$seed-extracts.jsonl"
+  if [[ ! -f "$extracts" ]]; then
+    extract "$c/runs/sent_ptr-s$seed" "$c/train.jsonl" "$c/runs/sent_ptr-s$seed-train-extracts.jsonl"
+    extract "$c/runs/sent_ptr-s$seed" "$c/valid.jsonl" "$c/runs/sent_ptr-s$seed-valid-extracts.jsonl"
+    cat "$c/runs/sent_ptr-s$seed-train-extracts.jsonl" "$c/runs/sent_ptr-s$seed-valid-extracts.jsonl" > "$extracts.tmp"
+    mv "$extracts.tmp" "$extracts"
+  fi
+  train "$c/runs/tlm-s$seed" configs/thesis-ch2-tlm.toml "$tlm_steps" "$corpus" tlm.extracts=none train.seed="$seed"
+  summarize "$c/runs/tlm-s$seed" none "$corpus" "$seed" "$c/systems/tlm-s$seed"
+  train "$c/runs/tlm-e-s$seed" configs/thesis-ch2-tlm.toml "$tlm_steps" "$corpus" tlm.extracts=gold train.seed="$seed"
+  summarize "$c/runs/tlm-e-s$seed" "$ptr_test" "$corpus" "$seed" "$c/systems/tlm-e-gm-s$seed"
+  summarize "$c/runs/tlm-e-s$seed" gold "$corpus" "$seed" "$c/systems/tlm-e-gg-s$seed"
+  train "$c/runs/tlm-mm-s$seed" configs/thesis-ch2-tlm.toml "$tlm_steps" "$corpus" \
+    tlm.extracts="$extracts" train.seed="$seed"
+  summarize "$c/runs/tlm-mm-s$seed" "$ptr_test" "$corpus" "$seed" "$c/systems/tlm-e-mm-s$seed"
+  echo "done: $corpus seed $seed ($(( $(date +%s) - t0 )) s)"
+}
+export -f seed_systems train extract summarize score
+export out strata threads extractor_steps tlm_steps EXTRA
+
 for corpus in $corpora; do
   prepare "$corpus"
   c="$out/$corpus"
@@ -120,33 +160,9 @@ for corpus in $corpora; do
   # The human summaries' own copy rate, from any baseline's pairs.
   [[ -f "$c/systems/lead/copy-reference.json" ]] || "$strata" eval copy --pairs "$c/systems/lead/pairs.jsonl" \
     --field reference --json > "$c/systems/lead/copy-reference.json"
-  for seed in $seeds; do
-    t0=$(date +%s)
-    for extractor in sent_clf sent_ptr; do
-      train "$c/runs/$extractor-s$seed" configs/thesis-ch2-extractor.toml "$extractor_steps" "$corpus" \
-        model.architecture="$extractor" train.seed="$seed"
-      extract "$c/runs/$extractor-s$seed" "$c/test.jsonl" "$c/systems/$extractor-s$seed/pairs.jsonl"
-      score "$c/systems/$extractor-s$seed/pairs.jsonl"
-    done
-    ptr_test="$c/systems/sent_ptr-s$seed/pairs.jsonl"
-    # (M,M) trains on the extractor's picks: of the training and the validation documents.
-    extracts="$c/runs/sent_ptr-s$seed-extracts.jsonl"
-    if [[ ! -f "$extracts" ]]; then
-      extract "$c/runs/sent_ptr-s$seed" "$c/train.jsonl" "$c/runs/sent_ptr-s$seed-train-extracts.jsonl"
-      extract "$c/runs/sent_ptr-s$seed" "$c/valid.jsonl" "$c/runs/sent_ptr-s$seed-valid-extracts.jsonl"
-      cat "$c/runs/sent_ptr-s$seed-train-extracts.jsonl" "$c/runs/sent_ptr-s$seed-valid-extracts.jsonl" > "$extracts.tmp"
-      mv "$extracts.tmp" "$extracts"
-    fi
-    train "$c/runs/tlm-s$seed" configs/thesis-ch2-tlm.toml "$tlm_steps" "$corpus" tlm.extracts=none train.seed="$seed"
-    summarize "$c/runs/tlm-s$seed" none "$corpus" "$seed" "$c/systems/tlm-s$seed"
-    train "$c/runs/tlm-e-s$seed" configs/thesis-ch2-tlm.toml "$tlm_steps" "$corpus" tlm.extracts=gold train.seed="$seed"
-    summarize "$c/runs/tlm-e-s$seed" "$ptr_test" "$corpus" "$seed" "$c/systems/tlm-e-gm-s$seed"
-    summarize "$c/runs/tlm-e-s$seed" gold "$corpus" "$seed" "$c/systems/tlm-e-gg-s$seed"
-    train "$c/runs/tlm-mm-s$seed" configs/thesis-ch2-tlm.toml "$tlm_steps" "$corpus" \
-      tlm.extracts="$extracts" train.seed="$seed"
-    summarize "$c/runs/tlm-mm-s$seed" "$ptr_test" "$corpus" "$seed" "$c/systems/tlm-e-mm-s$seed"
-    echo "done: $corpus seed $seed ($(( $(date +%s) - t0 )) s)"
-  done
+  # shellcheck disable=SC2086
+  printf '%s\n' $seeds | xargs -P "$jobs" -I{} bash -c 'set -euo pipefail; seed_systems "$1" "$2"' _ "$corpus" {} ||
+    { echo "FAILED: a seed of $corpus (its messages are above)"; exit 1; }
 done
 
 python3 bench/thesis_ch2_report.py --out-dir "$out" --corpora "$corpora" --seeds "$seeds" \

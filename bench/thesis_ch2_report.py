@@ -9,6 +9,7 @@ import os
 import random
 import re
 import statistics
+import tomllib
 from collections import Counter
 
 from report_common import fmt, line_chart_svg, mean_std, read_jsonl, write_atomic
@@ -269,10 +270,14 @@ def main():
     ap.add_argument("--minutes", type=int, default=0)
     ap.add_argument("--tlm-steps", type=int, default=1000)
     ap.add_argument("--extractor-steps", type=int, default=500)
+    ap.add_argument("--tlm-config", default="configs/thesis-ch2-tlm.toml")
     ap.add_argument("--report", required=True)
     ap.add_argument("--status", default="", help="a paragraph under the title: what this page does not cover yet")
     args = ap.parse_args()
     seeds = args.seeds.split()
+    with open(args.tlm_config, "rb") as f:
+        config = tomllib.load(f)
+    tlm, train = config["model"], config["train"]
     # Figures beside the page: docs/results/thesis-ch2.md -> docs/results/thesis-ch2/.
     figures = os.path.splitext(args.report)[0]
     lines = ["# Thesis ch. 2 in miniature: extract-then-abstract on man pages and package descriptions", "",
@@ -283,7 +288,9 @@ def main():
              "| data | arXiv 216k / PubMed 133k papers, Newsroom 1.2M, bigPatent 1.3M | the corpora below, cut to "
              "thousands of training documents |",
              "| TLM | GPT-2-like, 20 layers, d 768, 220M parameters, 1024-token windows, 200k steps of 256 windows | "
-             f"3 layers, d 192, 256-token windows, {args.tlm_steps} steps of 16 windows (`configs/thesis-ch2-tlm.toml`) |",
+             f"{tlm['decoder_layers']} layers, d {tlm['d_model']}, d_ff {tlm['d_ff']}, {tlm['max_positions']}-token "
+             f"windows, {args.tlm_steps:,} steps of {train['max_tokens'] // tlm['max_positions']} windows "
+             f"(`{args.tlm_config}`) |",
              "| extractors | 300-d embeddings, BiLSTMs 512, 300 sentences x 35 tokens, evaluated every 200 updates "
              f"with patience 50 | 128-d, BiLSTMs 128, 60 sentences x 35 tokens, {args.extractor_steps} steps of about 16 "
              "documents, the best validation loss kept (`configs/thesis-ch2-extractor.toml`) |",
