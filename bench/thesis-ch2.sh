@@ -12,7 +12,7 @@
 # Usage: bench/thesis-ch2.sh [BUILD_DIR] [OUT_DIR]
 #   CORPORA="descriptions man"   SEEDS="1 2 3"
 #   LISTS=DIR          apt lists (Packages, Translation-en) for the descriptions corpus
-#   TRAIN_DOCS=...     training documents kept per corpus (descriptions 20000, man 4000)
+#   TRAIN_DOCS=...     training documents kept per corpus (descriptions 50000: all, man 4000)
 #   TEST_DOCS=...      test documents scored (descriptions 500, man 300)
 #   EXTRACTOR_STEPS=500 TLM_STEPS=1000   EXTRA="k=v ..." overrides for every training run
 #   JOBS=2             seeds trained side by side, one thread each
@@ -48,7 +48,7 @@ prepare() {
       "$strata" data manpages --out "$dir/data" --exclude 'gcloud*' --quiet
     fi
   fi
-  if [[ $corpus == descriptions ]]; then train_docs=${TRAIN_DOCS:-20000} test_docs=${TEST_DOCS:-500}
+  if [[ $corpus == descriptions ]]; then train_docs=${TRAIN_DOCS:-50000} test_docs=${TEST_DOCS:-500}
   else train_docs=${TRAIN_DOCS:-4000} test_docs=${TEST_DOCS:-300}; fi
   head -n "$train_docs" "$dir/data/train.jsonl" > "$dir/train.jsonl"
   head -n 300 "$dir/data/validation.jsonl" > "$dir/valid.jsonl"
