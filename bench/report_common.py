@@ -195,7 +195,8 @@ def figure_lines(page, recipes):
 
 # ---- charts ----
 
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#808000")
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#808000",
+           "#bcbd22")
 
 
 def nice_ticks(lo, hi, target=5):

@@ -13,7 +13,7 @@ import random
 import statistics
 from collections import Counter
 
-from report_common import mean_std, read_jsonl, spread, verdict, write_atomic
+from report_common import line_chart_svg, mean_std, read_jsonl, spread, verdict, write_atomic
 
 ABLATION = ["mtl-rand", "cond-attn", "cond-bottleneck", "cond-align-cln", "ca-mtl"]
 ABLATION_NAMES = {
@@ -194,6 +194,13 @@ def single_task_stats(stats, names):
             "preds": [{t: stats[f"single-{t}"]["preds"][i][t] for t in names} for i in range(seeds)]}
 
 
+def figure(figures, report, name, alt, svg_lines):
+    """Writes an SVG beside the page and returns the Markdown line that shows it."""
+    path = os.path.join(figures, name)
+    write_atomic(path, svg_lines)
+    return f"![{alt}]({os.path.relpath(path, os.path.dirname(report))})"
+
+
 def comparison_row(tasks, stats, a, b):
     """A paired-bootstrap row "a | b | a - b [interval] | p | seeds a > b | verdict", or None."""
     if a not in stats or b not in stats:
@@ -296,6 +303,7 @@ def main():
     ap.add_argument("--report", required=True)
     args = ap.parse_args()
     out, seeds, held_out = args.out_dir, args.seeds.split(), args.held_out.split()
+    figures = os.path.splitext(args.report)[0]  # docs/results/thesis-ch3.md -> docs/results/thesis-ch3/
     suite = os.path.join(out, "suite")
     with open(os.path.join(suite, "tasks.json")) as f:
         suite_tasks = json.load(f)
@@ -460,7 +468,11 @@ def main():
         for step in steps_seen:
             lines.append(f"| {step} | " + " | ".join(
                 next((f"{v:.1f}" for s, v in c if s == step), "") for c in curves.values()) + " |")
-        lines.append("")
+        series = [(system, [next((v for s, v in c if s == step), None) for step in steps_seen])
+                  for system, c in curves.items()]
+        lines += ["", figure(figures, args.report, "smallest-task.svg", f"Fig. 3.6: {smallest} over training",
+                             line_chart_svg(f"{smallest} (validation) over training, first seed", series, steps_seen,
+                                            "step", "validation score x 100")), ""]
     for system in ("ca-mtl", "ca-mtl-weighted"):
         runs = runs_of(out, system, seeds)
         if not runs:
@@ -475,7 +487,10 @@ def main():
         for t in names:
             lines.append(f"| {t} | {100 * tasks[t]['examples']['train'] / total:.1f} | " +
                          " | ".join(f"{100 * r.get('share/' + t, float('nan')):.1f}" for r in rows) + " |")
-        lines.append("")
+        series = [(t, [100 * r["share/" + t] if "share/" + t in r else None for r in rows]) for t in names]
+        lines += ["", figure(figures, args.report, f"shares-{system}.svg", f"Fig. 3.4: what {system} trained on",
+                             line_chart_svg(f"{system}: share of the examples so far, by task (first seed)", series,
+                                            [r["step"] for r in rows], "step", "% of examples trained on")), ""]
 
     # CovSim (Fig. 3.7): the first layer's inputs, with and without the conditional alignment.
     covsim = {}
