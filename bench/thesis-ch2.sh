@@ -14,7 +14,7 @@
 #   LISTS=DIR          apt lists (Packages, Translation-en) for the descriptions corpus
 #   TRAIN_DOCS=...     training documents kept per corpus (descriptions 50000: all, man 4000)
 #   TEST_DOCS=...      test documents scored (descriptions 500, man 300)
-#   EXTRACTOR_STEPS=500 TLM_STEPS=1000   EXTRA="k=v ..." overrides for every training run
+#   EXTRACTOR_STEPS=500 TLM_STEPS=8000   EXTRA="k=v ..." overrides for every training run
 #   JOBS=2             seeds trained side by side, one thread each
 #   VOCAB=4000         tokenizer vocabulary (the TLM's output layer is most of its cost)
 #   REPORT=docs/results/thesis-ch2.md
@@ -26,7 +26,7 @@ corpora=${CORPORA:-"descriptions man"}
 seeds=${SEEDS:-"1 2 3"}
 report=${REPORT:-docs/results/thesis-ch2.md}
 extractor_steps=${EXTRACTOR_STEPS:-500}
-tlm_steps=${TLM_STEPS:-1000}
+tlm_steps=${TLM_STEPS:-8000}
 jobs=${JOBS:-2}
 vocab=${VOCAB:-4000}
 started=$(date +%s)
@@ -160,10 +160,11 @@ for corpus in $corpora; do
   # The human summaries' own copy rate, from any baseline's pairs.
   [[ -f "$c/systems/lead/copy-reference.json" ]] || "$strata" eval copy --pairs "$c/systems/lead/pairs.jsonl" \
     --field reference --json > "$c/systems/lead/copy-reference.json"
-  # shellcheck disable=SC2086
-  printf '%s\n' $seeds | xargs -P "$jobs" -I{} bash -c 'set -euo pipefail; seed_systems "$1" "$2"' _ "$corpus" {} ||
-    { echo "FAILED: a seed of $corpus (its messages are above)"; exit 1; }
 done
+# Every corpus's seeds in one queue, so no core waits while another corpus has seeds left.
+for corpus in $corpora; do for seed in $seeds; do printf '%s\0%s\0' "$corpus" "$seed"; done; done |
+  xargs -0 -n 2 -P "$jobs" bash -c 'set -euo pipefail; seed_systems "$1" "$2"' _ ||
+  { echo "FAILED: a seed's systems (its messages are above)"; exit 1; }
 
 python3 bench/thesis_ch2_report.py --out-dir "$out" --corpora "$corpora" --seeds "$seeds" \
   --minutes "$(( ($(date +%s) - started) / 60 ))" --tlm-steps "$tlm_steps" --extractor-steps "$extractor_steps" \
