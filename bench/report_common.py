@@ -195,6 +195,13 @@ def figure_lines(page, recipes):
 
 # ---- charts ----
 
+def figure(figures, report, name, alt, svg_lines):
+    """Writes an SVG beside the page and returns the Markdown line that shows it."""
+    path = os.path.join(figures, name)
+    write_atomic(path, svg_lines)
+    return f"![{alt}]({os.path.relpath(path, os.path.dirname(report))})"
+
+
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#808000",
            "#bcbd22")
 

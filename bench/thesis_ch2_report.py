@@ -12,7 +12,7 @@ import statistics
 import tomllib
 from collections import Counter
 
-from report_common import fmt, line_chart_svg, mean_std, read_jsonl, write_atomic
+from report_common import figure, fmt, line_chart_svg, mean_std, read_jsonl, write_atomic
 
 TYPES = ["rouge1", "rouge2", "rouge3", "rougeL"]
 BASELINES = [("lead", "Lead-1"), ("lexrank", "LexRank"), ("textrank", "TextRank"), ("sumbasic", "SumBasic")]
@@ -241,10 +241,9 @@ def corpus_section(out_dir, corpus, seeds, figures, report):
         series.append((label.split(":")[0], [rate(n) for n in COPY_ORDERS]))  # the legend is narrow
     lines.append("")
     if series:
-        svg = os.path.join(figures, f"copy-{corpus}.svg")
-        write_atomic(svg, line_chart_svg(f"Copied n-grams, {corpus} (first seed)", series, list(COPY_ORDERS), "n",
-                                         "% of the summary's n-grams in its source"))
-        lines += [f"![Copy rate against n, {corpus}]({os.path.relpath(svg, os.path.dirname(report))})", ""]
+        lines += [figure(figures, report, f"copy-{corpus}.svg", f"Copy rate against n, {corpus}",
+                         line_chart_svg(f"Copied n-grams, {corpus} (first seed)", series, list(COPY_ORDERS), "n",
+                                        "% of the summary's n-grams in its source")), ""]
     attribution = copy_curve(os.path.join(c, "systems", f"tlm-e-gm-s{seeds[0]}"))
     if attribution and "attribution" in attribution[0]:
         lines += ["Where TLM+E (G,M)'s copies come from (Fig. 2.2, right): of its copied n-grams, the share found "

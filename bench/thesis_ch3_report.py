@@ -13,7 +13,7 @@ import random
 import statistics
 from collections import Counter
 
-from report_common import line_chart_svg, mean_std, read_jsonl, spread, verdict, write_atomic
+from report_common import figure, line_chart_svg, mean_std, read_jsonl, spread, verdict, write_atomic
 
 ABLATION = ["mtl-rand", "cond-attn", "cond-bottleneck", "cond-align-cln", "ca-mtl"]
 ABLATION_NAMES = {
@@ -192,13 +192,6 @@ def single_task_stats(stats, names):
     seeds = min(stats[f"single-{t}"]["seeds"] for t in names)
     return {"seeds": seeds,
             "preds": [{t: stats[f"single-{t}"]["preds"][i][t] for t in names} for i in range(seeds)]}
-
-
-def figure(figures, report, name, alt, svg_lines):
-    """Writes an SVG beside the page and returns the Markdown line that shows it."""
-    path = os.path.join(figures, name)
-    write_atomic(path, svg_lines)
-    return f"![{alt}]({os.path.relpath(path, os.path.dirname(report))})"
 
 
 def comparison_row(tasks, stats, a, b):
