@@ -458,11 +458,9 @@ def main():
                   "question: does π_rand forget the small task once it has seen it, and does MT-U hold it?", ""]
         steps_seen = sorted({s for c in curves.values() for s, _ in c})
         lines += ["| step | " + " | ".join(curves) + " |", "|---|" + "---|" * len(curves)]
-        for step in steps_seen:
-            lines.append(f"| {step} | " + " | ".join(
-                next((f"{v:.1f}" for s, v in c if s == step), "") for c in curves.values()) + " |")
-        series = [(system, [next((v for s, v in c if s == step), None) for step in steps_seen])
-                  for system, c in curves.items()]
+        series = [(system, [dict(c).get(step) for step in steps_seen]) for system, c in curves.items()]
+        for k, step in enumerate(steps_seen):
+            lines.append(f"| {step} | " + " | ".join("" if ys[k] is None else f"{ys[k]:.1f}" for _, ys in series) + " |")
         lines += ["", figure(figures, args.report, "smallest-task.svg", f"Fig. 3.6: {smallest} over training",
                              line_chart_svg(f"{smallest} (validation) over training, first seed", series, steps_seen,
                                             "step", "validation score x 100")), ""]
