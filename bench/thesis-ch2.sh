@@ -8,6 +8,11 @@
 # on gold (G,G, a bound), and trained and tested on Sent-PTR's (M,M); every system's test
 # pairs scored with ROUGE-1/2/3/L per example and their copy rates, then
 # docs/results/thesis-ch2.md. Resumable: a system with pairs.jsonl and its scores is not redone.
+# Resumable on another machine too: the whole experiment takes about 7 hours of two cores, so
+# each finished (corpus, seed) keeps its outputs under KEEP (in the repository: the pairs without
+# their source text, the copy rates, the validation losses), and a later run restores them instead
+# of training again. They are kept with the corpus's fingerprint, and a run on a corpus that came
+# out different (a newer Debian archive) stops rather than mix the two.
 #
 # Usage: bench/thesis-ch2.sh [BUILD_DIR] [OUT_DIR]
 #   CORPORA="descriptions man"   SEEDS="1 2 3"
@@ -18,6 +23,7 @@
 #   JOBS=2             seeds trained side by side, one thread each
 #   VOCAB=4000         tokenizer vocabulary (the TLM's output layer is most of its cost)
 #   REPORT=docs/results/thesis-ch2.md
+#   KEEP=docs/results/thesis-ch2/outputs   finished seeds' outputs (commit them)
 set -euo pipefail
 build=${1:-build}
 out=${2:-runs/thesis-ch2}
@@ -25,11 +31,11 @@ strata="$(realpath "$build")/strata"
 corpora=${CORPORA:-"descriptions man"}
 seeds=${SEEDS:-"1 2 3"}
 report=${REPORT:-docs/results/thesis-ch2.md}
+keep=$(realpath -m "${KEEP:-docs/results/thesis-ch2/outputs}")
 extractor_steps=${EXTRACTOR_STEPS:-500}
 tlm_steps=${TLM_STEPS:-8000}
 jobs=${JOBS:-2}
 vocab=${VOCAB:-4000}
-started=$(date +%s)
 # One thread per run when seeds run side by side (more work done than one run on two threads).
 threads=$(( jobs > 1 ? 1 : 2 ))
 export OMP_NUM_THREADS=$threads
@@ -112,10 +118,55 @@ summarize() {
   score "$dir/pairs.jsonl"
 }
 
+# The runs whose validation losses a seed keeps, and the systems whose outputs it keeps.
+seed_runs() { echo "sent_clf-s$1 sent_ptr-s$1 tlm-s$1 tlm-e-s$1 tlm-mm-s$1"; }
+seed_outputs() { echo "sent_clf-s$1 sent_ptr-s$1 tlm-s$1 tlm-e-gm-s$1 tlm-e-gg-s$1 tlm-e-mm-s$1"; }
+
+# A finished seed's outputs into KEEP: each system's pairs without the source text (the scores
+# are computed again from them) and its copy rates (which need the source), each run's
+# validation losses; its done marker holds the seconds it took.
+keep_seed() {
+  local corpus=$1 seed=$2 seconds=$3 c="$out/$1" k="$keep/$1" name
+  mkdir -p "$k/runs"
+  for name in $(seed_outputs "$seed"); do
+    mkdir -p "$k/$name"
+    python3 -c 'import json, sys
+for line in sys.stdin:
+    row = json.loads(line); row.pop("source", None); print(json.dumps(row, ensure_ascii=False))' \
+      < "$c/systems/$name/pairs.jsonl" > "$k/$name/pairs.jsonl"
+    cp "$c/systems/$name/copy.json" "$k/$name/copy.json"
+  done
+  for name in $(seed_runs "$seed"); do
+    grep '"split":"valid"' "$c/runs/$name/metrics.jsonl" > "$k/runs/$name.valid.jsonl" || true
+  done
+  echo "$seconds" > "$k/s$seed.done"
+}
+
+# A kept seed back into OUT_DIR, scored again: nothing is trained.
+restore_seed() {
+  local corpus=$1 seed=$2 c="$out/$1" k="$keep/$1" name
+  for name in $(seed_outputs "$seed"); do
+    mkdir -p "$c/systems/$name"
+    cp "$k/$name/pairs.jsonl" "$k/$name/copy.json" "$c/systems/$name/"
+    score "$c/systems/$name/pairs.jsonl"
+  done
+  for name in $(seed_runs "$seed"); do
+    mkdir -p "$c/runs/$name" && cp "$k/runs/$name.valid.jsonl" "$c/runs/$name/metrics.jsonl"
+  done
+}
+
+# The corpus as this experiment cut it, by content: kept seeds are only reused on the same one.
+fingerprint() { (cd "$out/$1" && sha256sum train.jsonl valid.jsonl test.jsonl); }
+
 # One seed's systems: the extractors and their picks, the three TLMs and their summaries.
 seed_systems() {
   local corpus=$1 seed=$2 c="$out/$1" t0 ptr_test extracts extractor
   t0=$(date +%s)
+  if [[ -f "$keep/$corpus/s$seed.done" ]]; then
+    restore_seed "$corpus" "$seed"
+    echo "restored: $corpus seed $seed (from $keep/$corpus)"
+    return 0
+  fi
   for extractor in sent_clf sent_ptr; do
     train "$c/runs/$extractor-s$seed" configs/thesis-ch2-extractor.toml "$extractor_steps" "$corpus" \
       model.architecture="$extractor" train.seed="$seed"
@@ -139,14 +190,24 @@ seed_systems() {
   train "$c/runs/tlm-mm-s$seed" configs/thesis-ch2-tlm.toml "$tlm_steps" "$corpus" \
     tlm.extracts="$extracts" train.seed="$seed"
   summarize "$c/runs/tlm-mm-s$seed" "$ptr_test" "$corpus" "$seed" "$c/systems/tlm-e-mm-s$seed"
+  keep_seed "$corpus" "$seed" "$(( $(date +%s) - t0 ))"
   echo "done: $corpus seed $seed ($(( $(date +%s) - t0 )) s)"
 }
-export -f seed_systems train extract summarize score
-export out strata threads extractor_steps tlm_steps EXTRA
+export -f seed_systems train extract summarize score seed_runs seed_outputs keep_seed restore_seed
+export out strata threads extractor_steps tlm_steps keep EXTRA
 
 for corpus in $corpora; do
   prepare "$corpus"
   c="$out/$corpus"
+  if [[ -f "$keep/$corpus/fingerprint" ]]; then
+    fingerprint "$corpus" | cmp -s - "$keep/$corpus/fingerprint" || {
+      echo "FAILED: the $corpus corpus differs from the one its kept seeds were made on ($keep/$corpus/fingerprint;" \
+        "the Debian archive or the installed man pages changed). Move $keep/$corpus away to start that corpus over."
+      exit 1
+    }
+  else
+    mkdir -p "$keep/$corpus" && fingerprint "$corpus" > "$keep/$corpus/fingerprint"
+  fi
   section=""
   [[ $corpus == man ]] && section="--section DESCRIPTION"
   echo "== $corpus: baselines"
@@ -166,7 +227,6 @@ for corpus in $corpora; do for seed in $seeds; do printf '%s\0%s\0' "$corpus" "$
   xargs -0 -n 2 -P "$jobs" bash -c 'set -euo pipefail; seed_systems "$1" "$2"' _ ||
   { echo "FAILED: a seed's systems (its messages are above)"; exit 1; }
 
-python3 bench/thesis_ch2_report.py --out-dir "$out" --corpora "$corpora" --seeds "$seeds" \
-  --minutes "$(( ($(date +%s) - started) / 60 ))" --tlm-steps "$tlm_steps" --extractor-steps "$extractor_steps" \
+python3 bench/thesis_ch2_report.py --out-dir "$out" --keep "$keep" --corpora "$corpora" --seeds "$seeds" --tlm-steps "$tlm_steps" --extractor-steps "$extractor_steps" \
   --report "$report"
 echo "== wrote $report"

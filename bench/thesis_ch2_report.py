@@ -261,17 +261,42 @@ def corpus_section(out_dir, corpus, seeds, figures, report):
     return lines
 
 
+def progress(keep, corpora, seeds, planned):
+    """What the page covers of the planned experiment, what it cost, and what is left."""
+    planned_corpora, planned_seeds = (part.split() for part in planned.split(":"))
+    seconds, kept = 0, []
+    for corpus in corpora:
+        for seed in seeds:
+            marker = os.path.join(keep, corpus, f"s{seed}.done")
+            if os.path.exists(marker):
+                with open(marker) as f:
+                    seconds += int(f.read().strip() or 0)
+                kept.append((corpus, seed))
+    text = (f"Its {len(kept)} corpus-and-seed runs took {seconds / 3600:.1f} CPU-core hours in all (each run is one "
+            f"process on one core, two side by side; `{keep}` keeps their outputs so that the experiment resumes on "
+            "another machine).")
+    missing = [(c, s) for c in planned_corpora for s in planned_seeds if (c, s) not in kept]
+    if missing:
+        text += ("\n\n**Not finished:** this page covers " + (", ".join(f"{c} seed {s}" for c, s in kept) or "nothing") +
+                 "; still to run: " + ", ".join(f"{c} seed {s}" for c, s in missing) +
+                 f" (`SEEDS=\"{' '.join(planned_seeds)}\" bash bench/thesis-ch2.sh` restores the kept ones and runs the "
+                 "rest). The verdicts below are on the seeds run so far.")
+    return text
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--corpora", required=True)
     ap.add_argument("--seeds", required=True)
-    ap.add_argument("--minutes", type=int, default=0)
+    ap.add_argument("--keep", default="docs/results/thesis-ch2/outputs",
+                    help="the finished seeds' outputs (bench/thesis-ch2.sh's KEEP): their done markers hold their seconds")
+    ap.add_argument("--planned", default="descriptions man:1 2 3",
+                    help="the whole experiment, 'CORPORA:SEEDS': what is missing from it is said under the title")
     ap.add_argument("--tlm-steps", type=int, default=1000)
     ap.add_argument("--extractor-steps", type=int, default=500)
     ap.add_argument("--tlm-config", default="configs/thesis-ch2-tlm.toml")
     ap.add_argument("--report", required=True)
-    ap.add_argument("--status", default="", help="a paragraph under the title: what this page does not cover yet")
     args = ap.parse_args()
     seeds = args.seeds.split()
     with open(args.tlm_config, "rb") as f:
@@ -280,8 +305,8 @@ def main():
     # Figures beside the page: docs/results/thesis-ch2.md -> docs/results/thesis-ch2/.
     figures = os.path.splitext(args.report)[0]
     lines = ["# Thesis ch. 2 in miniature: extract-then-abstract on man pages and package descriptions", "",
-             "Made by `bench/thesis-ch2.sh` (`bench/thesis_ch2_report.py` writes this page); "
-             f"{args.minutes} minutes on this machine's 2 CPU cores.", ""] + ([args.status, ""] if args.status else []) + [
+             "Made by `bench/thesis-ch2.sh` (`bench/thesis_ch2_report.py` writes this page). "
+             + progress(args.keep, args.corpora.split(), seeds, args.planned), ""] + [
              "## Scale", "",
              "| | thesis | here |", "|---|---|---|",
              "| data | arXiv 216k / PubMed 133k papers, Newsroom 1.2M, bigPatent 1.3M | the corpora below, cut to "
