@@ -5,10 +5,12 @@
 # descriptions (long -> short, split by source package: the Newsroom/BigPatent analogue,
 # documents that fit). Per corpus: the unsupervised baselines and the Gold-Ext bound, Sent-CLF
 # and Sent-PTR, and the TLM without extracts, with gold extracts tested on Sent-PTR's (G,M) and
-# on gold (G,G, a bound), and trained and tested on Sent-PTR's (M,M); every system's test
-# pairs scored with ROUGE-1/2/3/L per example and their copy rates, then
-# docs/results/thesis-ch2.md. Resumable: a system with pairs.jsonl and its scores is not redone.
-# Resumable on another machine too: the whole experiment takes about 7 hours of two cores, so
+# on gold (G,G, a bound), and trained and tested on Sent-PTR's (M,M); on the man pages also the
+# TLM+E that reads 1,024-token windows with structure-aware sparse attention
+# (configs/thesis-ch2-tlm-long.toml); every system's test pairs scored with ROUGE-1/2/3/L per
+# example and their copy rates, then docs/results/thesis-ch2.md. Resumable: a system with
+# pairs.jsonl and its scores is not redone.
+# Resumable on another machine too: the whole experiment takes about 15 CPU-core hours, so
 # each finished (corpus, seed) keeps its outputs under KEEP (in the repository: the pairs without
 # their source text, the copy rates, the validation losses), and a later run restores them instead
 # of training again. They are kept with the corpus's fingerprint, and a run on a corpus that came
@@ -118,9 +120,18 @@ summarize() {
   score "$dir/pairs.jsonl"
 }
 
-# The runs whose validation losses a seed keeps, and the systems whose outputs it keeps.
-seed_runs() { echo "sent_clf-s$1 sent_ptr-s$1 tlm-s$1 tlm-e-s$1 tlm-mm-s$1"; }
-seed_outputs() { echo "sent_clf-s$1 sent_ptr-s$1 tlm-s$1 tlm-e-gm-s$1 tlm-e-gg-s$1 tlm-e-mm-s$1"; }
+# The runs whose validation losses a seed of a corpus keeps, and the systems whose outputs it
+# keeps; the man pages add the TLM+E that reads 1,024-token windows with sparse attention.
+seed_runs() {
+  echo "sent_clf-s$2 sent_ptr-s$2 tlm-s$2 tlm-e-s$2 tlm-mm-s$2"
+  [[ $1 == man ]] && echo "tlm-e-long-s$2"
+  return 0
+}
+seed_outputs() {
+  echo "sent_clf-s$2 sent_ptr-s$2 tlm-s$2 tlm-e-gm-s$2 tlm-e-gg-s$2 tlm-e-mm-s$2"
+  [[ $1 == man ]] && echo "tlm-e-long-gm-s$2 tlm-e-long-gg-s$2"
+  return 0
+}
 
 # A finished seed's outputs into KEEP: each system's pairs without the source text (the scores
 # are computed again from them) and its copy rates (which need the source), each run's
@@ -128,7 +139,7 @@ seed_outputs() { echo "sent_clf-s$1 sent_ptr-s$1 tlm-s$1 tlm-e-gm-s$1 tlm-e-gg-s
 keep_seed() {
   local corpus=$1 seed=$2 seconds=$3 c="$out/$1" k="$keep/$1" name
   mkdir -p "$k/runs"
-  for name in $(seed_outputs "$seed"); do
+  for name in $(seed_outputs "$corpus" "$seed"); do
     mkdir -p "$k/$name"
     python3 -c 'import json, sys
 for line in sys.stdin:
@@ -136,7 +147,7 @@ for line in sys.stdin:
       < "$c/systems/$name/pairs.jsonl" > "$k/$name/pairs.jsonl"
     cp "$c/systems/$name/copy.json" "$k/$name/copy.json"
   done
-  for name in $(seed_runs "$seed"); do
+  for name in $(seed_runs "$corpus" "$seed"); do
     grep '"split":"valid"' "$c/runs/$name/metrics.jsonl" > "$k/runs/$name.valid.jsonl" || true
   done
   echo "$seconds" > "$k/s$seed.done"
@@ -145,12 +156,12 @@ for line in sys.stdin:
 # A kept seed back into OUT_DIR, scored again: nothing is trained.
 restore_seed() {
   local corpus=$1 seed=$2 c="$out/$1" k="$keep/$1" name
-  for name in $(seed_outputs "$seed"); do
+  for name in $(seed_outputs "$corpus" "$seed"); do
     mkdir -p "$c/systems/$name"
     cp "$k/$name/pairs.jsonl" "$k/$name/copy.json" "$c/systems/$name/"
     score "$c/systems/$name/pairs.jsonl"
   done
-  for name in $(seed_runs "$seed"); do
+  for name in $(seed_runs "$corpus" "$seed"); do
     mkdir -p "$c/runs/$name" && cp "$k/runs/$name.valid.jsonl" "$c/runs/$name/metrics.jsonl"
   done
 }
@@ -190,6 +201,14 @@ seed_systems() {
   train "$c/runs/tlm-mm-s$seed" configs/thesis-ch2-tlm.toml "$tlm_steps" "$corpus" \
     tlm.extracts="$extracts" train.seed="$seed"
   summarize "$c/runs/tlm-mm-s$seed" "$ptr_test" "$corpus" "$seed" "$c/systems/tlm-e-mm-s$seed"
+  if [[ $corpus == man ]]; then
+    # Man pages are long: the same TLM+E reading a 768-token intro in 1,024-token windows, the
+    # summary attending to all before it and every other token to the 64 before it.
+    train "$c/runs/tlm-e-long-s$seed" configs/thesis-ch2-tlm-long.toml "$tlm_steps" "$corpus" tlm.extracts=gold \
+      train.seed="$seed"
+    summarize "$c/runs/tlm-e-long-s$seed" "$ptr_test" "$corpus" "$seed" "$c/systems/tlm-e-long-gm-s$seed"
+    summarize "$c/runs/tlm-e-long-s$seed" gold "$corpus" "$seed" "$c/systems/tlm-e-long-gg-s$seed"
+  fi
   keep_seed "$corpus" "$seed" "$(( $(date +%s) - t0 ))"
   echo "done: $corpus seed $seed ($(( $(date +%s) - t0 )) s)"
 }

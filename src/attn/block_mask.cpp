@@ -107,6 +107,10 @@ Cover on_keys(const State::Op& op, const QueryTile& q, const KeyTile& k) {
       const std::int64_t qlo = i.lo / op.a, qhi = i.hi / op.a, klo = j.lo / op.a, khi = j.hi / op.a;
       return from(klo >= qhi - op.b && khi <= qlo, khi < qlo - op.b || klo > qhi);
     }
+    case MaskKind::QuerySegment: {
+      const Range& segment = q.field[static_cast<int>(LayoutField::Segment)];
+      return from(segment.lo == op.a && segment.hi == op.a, segment.hi < op.a || segment.lo > op.a);
+    }
     case MaskKind::MatchingToken: {
       const Range& repeated = q.field[static_cast<int>(LayoutField::Repeated)];
       const Cover tokens = equal(q.field[static_cast<int>(LayoutField::Token)],
@@ -203,6 +207,7 @@ std::vector<LayoutField> cut_fields(const State& s) {
         case MaskKind::SameSection:
         case MaskKind::SameSegment:
         case MaskKind::SameDocument: add(field_of(op.kind)); break;
+        case MaskKind::QuerySegment: add(LayoutField::Segment); break;
         default: break;
       }
   switch (s.spec.bias.kind) {

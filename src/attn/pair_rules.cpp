@@ -120,6 +120,7 @@ class Resolver {
         need(true, field_of(mask.kind), why);
         need(false, field_of(mask.kind), why);
         break;
+      case MaskKind::QuerySegment: need(true, LayoutField::Segment, why); break;
       case MaskKind::MatchingToken:
         need(true, LayoutField::Token, why);
         need(true, LayoutField::Repeated, why);
@@ -246,6 +247,7 @@ bool holds(const State& s, const Mask& m, std::int64_t b, std::int64_t i, std::i
     case MaskKind::Window: return iq - m.left <= j && j <= iq + m.right;
     case MaskKind::Global: return iq < m.count || j < m.count;
     case MaskKind::Blocks: return j / m.count <= iq / m.count && j / m.count >= iq / m.count - m.left;
+    case MaskKind::QuerySegment: return s.q(LayoutField::Segment).row(b)[i] == m.count;
     case MaskKind::MatchingToken:
       return s.q(LayoutField::Token).row(b)[i] == s.k(LayoutField::Token).row(b)[j] ||
              s.q(LayoutField::Repeated).row(b)[i] == 0;
@@ -294,6 +296,9 @@ void fill(const State& s, const State::Op& op, std::int64_t b, std::int64_t i, s
       for (std::int64_t c = 0; c < kw; ++c) out[c] = (c >= lo) & (c <= hi);
       break;
     }
+    case MaskKind::QuerySegment:
+      std::memset(out, s.q(LayoutField::Segment).row(b)[i] == op.a, static_cast<std::size_t>(kw));
+      break;
     case MaskKind::MatchingToken: {
       if (s.q(LayoutField::Repeated).row(b)[i] == 0) {
         std::memset(out, 1, static_cast<std::size_t>(kw));

@@ -20,7 +20,7 @@ struct PrimitiveName {
   MaskKind kind;
   std::string_view name;
 };
-// Parameterised primitives (window, global, blocks) print their parameters after the name.
+// Parameterised primitives (window, global, blocks, query_segment) print their parameters after the name.
 constexpr PrimitiveName kPrimitives[] = {
     {MaskKind::All, "all"},
     {MaskKind::Causal, "causal"},
@@ -34,6 +34,7 @@ constexpr PrimitiveName kPrimitives[] = {
     {MaskKind::SameDocument, "same_document"},
     {MaskKind::MatchingToken, "matching_token"},
     {MaskKind::PrefixBlock, "prefix_block"},
+    {MaskKind::QuerySegment, "query_segment"},
 };
 
 std::string_view primitive_name(MaskKind kind) {
@@ -102,12 +103,19 @@ Mask Mask::blocks(std::int64_t length, std::int64_t before) {
   return m;
 }
 
+Mask Mask::query_segment(std::int64_t id) {
+  Mask m;
+  m.kind = MaskKind::QuerySegment;
+  m.count = id;
+  return m;
+}
+
 Mask Mask::of(MaskKind kind) {
-  if (kind == MaskKind::Window || kind == MaskKind::Global || kind == MaskKind::Blocks || kind == MaskKind::And ||
-      kind == MaskKind::Or || kind == MaskKind::Not)
+  if (kind == MaskKind::Window || kind == MaskKind::Global || kind == MaskKind::Blocks ||
+      kind == MaskKind::QuerySegment || kind == MaskKind::And || kind == MaskKind::Or || kind == MaskKind::Not)
     throw Error(
-        "Mask::of takes a primitive without parameters; use Mask::window, "
-        "Mask::global, Mask::blocks or the operators &&, ||, ! for this kind");
+        "Mask::of takes a primitive without parameters; use Mask::window, Mask::global, "
+        "Mask::blocks, Mask::query_segment or the operators &&, ||, ! for this kind");
   Mask m;
   m.kind = kind;
   return m;
@@ -263,6 +271,7 @@ std::string to_string(const Mask& mask) {
     case MaskKind::Window:
       return "window(" + std::to_string(mask.left) + "," + std::to_string(mask.right) + ")";
     case MaskKind::Global: return "global(" + std::to_string(mask.count) + ")";
+    case MaskKind::QuerySegment: return "query_segment(" + std::to_string(mask.count) + ")";
     case MaskKind::Blocks: return "blocks(" + std::to_string(mask.count) + "," + std::to_string(mask.left) + ")";
     case MaskKind::And:
     case MaskKind::Or: {
@@ -310,6 +319,8 @@ void validate(const Mask& mask) {
     throw Error("attention mask " + to_string(mask) + ": window sizes must be >= 0");
   if (mask.kind == MaskKind::Global && mask.count < 0)
     throw Error("attention mask " + to_string(mask) + ": the global count must be >= 0");
+  if (mask.kind == MaskKind::QuerySegment && mask.count < 0)
+    throw Error("attention mask " + to_string(mask) + ": segment ids are >= 0");
   if (mask.kind == MaskKind::Blocks && (mask.count <= 0 || mask.left < 0))
     throw Error("attention mask " + to_string(mask) + ": blocks(W,B) needs a block length W > 0 and B >= 0 blocks before");
   for (const Mask& operand : mask.operands) validate(operand);
@@ -427,11 +438,11 @@ class MaskParser {
         expect(')');
         return p.kind == MaskKind::Window ? Mask::window(first, second) : Mask::blocks(first, second);
       }
-      if (p.kind == MaskKind::Global) {
+      if (p.kind == MaskKind::Global || p.kind == MaskKind::QuerySegment) {
         expect('(');
         const std::int64_t count = number();
         expect(')');
-        return Mask::global(count);
+        return p.kind == MaskKind::Global ? Mask::global(count) : Mask::query_segment(count);
       }
       if (peek('(')) fail("'" + name + "' takes no parameters");
       return p.kind == MaskKind::All ? Mask::all() : Mask::of(p.kind);

@@ -94,6 +94,8 @@ void visit_fields(C& c, F&& f) {
     "seq2seq: a pointer-generator: each output token mixes the vocabulary distribution with a copy of the source's "
     "tokens, weighted by a copy attention, through a learned gate (See et al. 2017)");
   f("marker_id", c.marker_id, Origin::Tokenizer, "encoder marker head: the marker token id");
+  f("segment_markers", c.segment_markers, Origin::Tokenizer,
+    "causal_lm: token ids that open a segment, in segment order (the TLM's part markers); \"\" = none");
   f("pad_id", c.pad_id, Origin::Tokenizer, "padding token id");
   f("bos_id", c.bos_id, Origin::Tokenizer, "start-of-sequence token id");
   f("eos_id", c.eos_id, Origin::Tokenizer, "end-of-sequence token id");
@@ -166,6 +168,22 @@ std::vector<bool> layer_indices(const std::string& field, const std::string& tex
   return out;
 }
 
+std::vector<std::int64_t> segment_marker_ids(const ModelConfig& config) {
+  std::vector<std::int64_t> ids;
+  const std::string& text = config.segment_markers;
+  if (trim(text).empty()) return ids;
+  for (std::size_t begin = 0; begin <= text.size();) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    const std::optional<std::int64_t> id = parse_int64(trim(std::string_view(text).substr(begin, end - begin)));
+    begin = end + 1;
+    if (!id || *id < 0 || *id >= config.vocab_size)
+      throw Error("model.segment_markers: '" + text + "' is not a list of token ids below the vocabulary size " +
+                  std::to_string(config.vocab_size) + " such as \"5,6,7,8\"");
+    ids.push_back(*id);
+  }
+  return ids;
+}
+
 attn::LayerSpec ModelConfig::spec_of(const std::vector<attn::LayerSpec>& specs, std::int64_t layer) {
   if (specs.empty()) return {};
   return specs.size() == 1 ? specs[0] : specs.at(static_cast<std::size_t>(layer));
@@ -200,6 +218,7 @@ void ModelConfig::check() const {
   positive("max_positions", max_positions);
   positive("lstm_hidden", lstm_hidden);
   positive("lstm_layers", lstm_layers);
+  segment_marker_ids(*this);
   if (d_model % heads != 0)
     throw Error("model.heads: " + std::to_string(heads) + " does not divide model.d_model " + std::to_string(d_model));
   if (norm != "layer" && norm != "rms") throw Error("model.norm: '" + norm + "' is not a norm (known: layer, rms)");
@@ -294,7 +313,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string
       // Fields added after config.json files already existed keep their defaults when absent.
       const std::string_view n = name;
       const bool added_later = n == "pal_size" || n == "pal_heads" || n.starts_with("prefix_") || n == "hierarchy_split" ||
-                               n.starts_with("bst_") || n == "tasks" || n.starts_with("camtl_") ||
+                               n.starts_with("bst_") || n == "tasks" || n.starts_with("camtl_") || n == "segment_markers" ||
                                ModelConfig::pretrained_shape_field(n);
       if (added_later && !json.contains(name)) return;
       value = field(name).get<std::remove_reference_t<decltype(value)>>();

@@ -18,6 +18,7 @@ void KvCache::reorder(const at::Tensor& index) {
     keep(layer.ssm_state);
   }
   keep(key_padding);
+  keep(segment);
 }
 
 }  // namespace strata::nn

@@ -53,9 +53,6 @@ at::Tensor MultiHeadAttentionImpl::queries(AdaptableLinear& projection, const at
 at::Tensor MultiHeadAttentionImpl::self_attention(const at::Tensor& x, const at::Tensor& key_padding,
                                                   bool causal, LayerKvCache* cache,
                                                   const AttentionExtras& extras) {
-  if (cache && extras.layout)
-    throw Error("attention: a structured self-attention spec that reads the layout cannot run "
-                "with a key/value cache yet");
   at::Tensor k = split_heads(k_proj(x));
   at::Tensor v = split_heads(v_proj(x));
   std::int64_t query_offset = 0;

@@ -124,7 +124,9 @@ at::Tensor TransformerDecoderImpl::forward(const at::Tensor& ids, const at::Tens
                                            const at::Tensor& memory,
                                            const at::Tensor& memory_padding, KvCache* cache,
                                            const attn::TokenLayout* memory_layout,
-                                           const PrefixStates* prefixes, const at::Tensor& query_padding) {
+                                           const PrefixStates* prefixes, const at::Tensor& query_padding,
+                                           const attn::TokenLayout* self_layout,
+                                           const attn::TokenLayout* self_query_layout) {
   if (prefixes && (prefixes->decoder.size() != layers->size() || prefixes->cross.size() != layers->size()))
     throw Error("decoder: prefixes for " + std::to_string(prefixes->decoder.size()) + " and " +
                 std::to_string(prefixes->cross.size()) + " layers, the stack has " + std::to_string(layers->size()));
@@ -148,6 +150,7 @@ at::Tensor TransformerDecoderImpl::forward(const at::Tensor& ids, const at::Tens
   const auto count = static_cast<std::int64_t>(layers->size());
   std::optional<attn::TokenLayout> queries;  // the new positions' segments, under prefix blocking
   if (options_.query_blocks > 1) {
+    if (self_layout) throw Error("decoder: prefix blocking derives the queries' segments; it takes no self layout");
     queries.emplace();
     queries->segment = decoder_segments(ids.size(0), offset, ids.size(1), options_.segment_length,
                                                 options_.query_blocks).to(ids.device());
@@ -159,7 +162,8 @@ at::Tensor TransformerDecoderImpl::forward(const at::Tensor& ids, const at::Tens
     return p ? &*p : nullptr;
   };
   for (std::int64_t i = 0; i < count; ++i) {
-    AttentionExtras self{.query_layout = queries ? &*queries : nullptr};
+    AttentionExtras self{.layout = self_layout,
+                         .query_layout = queries ? &*queries : self_query_layout ? self_query_layout : self_layout};
     AttentionExtras cross{.layout = memory_layout, .query_padding = query_padding};
     if (prefixes) {
       self.prefix = prefix_of(prefixes->decoder, i);

@@ -63,8 +63,9 @@ Config imported_run_config(const models::ModelConfig& m, const std::vector<std::
   for (auto& [key, value] : model.items())
     if (value.is_array() || value.is_object()) value = value.dump();
   json root = {{"model", model}};
-  root["model"].erase("vocab_size");  // fields the tokenizer gives a run are not run settings
-  for (const char* key : {"pad_id", "bos_id", "eos_id", "decoder_start_id", "marker_id"}) root["model"].erase(key);
+  // Fields the tokenizer gives a run are not run settings.
+  for (const char* key : {"vocab_size", "pad_id", "bos_id", "eos_id", "decoder_start_id", "marker_id", "segment_markers"})
+    root["model"].erase(key);
   for (const auto& [key, value] : decode) root["decode"][key.substr(std::string("decode.").size())] = value;
   Config config = Config::from_json(root, "imported config");
   config.validate(run_schema());

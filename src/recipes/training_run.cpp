@@ -9,6 +9,7 @@
 
 #include "strata/core/error.h"
 #include "strata/core/files.h"
+#include "strata/data/tlm_examples.h"
 #include "strata/models/adapter_file.h"
 #include "strata/models/backbone_fingerprint.h"
 #include "strata/nn/adapters.h"
@@ -41,6 +42,11 @@ models::ModelConfig model_config_for(const Config& config, const Tokenizer& toke
   m.bos_id = need(tokenizer.bos_id(), "bos");
   m.decoder_start_id = m.bos_id;
   if (const auto sep = tokenizer.sep_id()) m.marker_id = *sep;
+  if (config.get<std::string>("data.task") == "tlm") {
+    const TlmMarkers parts = tlm_markers(tokenizer);
+    m.segment_markers = std::to_string(parts.intro) + "," + std::to_string(parts.extract) + "," +
+                        std::to_string(parts.summary) + "," + std::to_string(parts.rest);
+  }
   if (const auto& complete = find_architecture(m.architecture).complete_config) complete(m, config);
   m.check();
   return m;

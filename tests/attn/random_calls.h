@@ -128,7 +128,7 @@ inline TokenLayout random_layout(std::mt19937& rng, const std::vector<SectionTre
 
 inline Mask random_mask(std::mt19937& rng, int depth) {
   if (depth == 0 || coin(rng, 0.45)) {
-    switch (uniform(rng, 0, 11)) {
+    switch (uniform(rng, 0, 12)) {
       case 0: return Mask::all();
       case 1: return Mask::causal();
       case 2: return Mask::window(uniform(rng, 0, 6), uniform(rng, 0, 6));
@@ -140,6 +140,7 @@ inline Mask random_mask(std::mt19937& rng, int depth) {
       case 8: return Mask::of(MaskKind::SameDocument);
       case 9: return Mask::of(MaskKind::MatchingToken);
       case 10: return Mask::blocks(uniform(rng, 1, 8), uniform(rng, 0, 2));
+      case 11: return Mask::query_segment(uniform(rng, 0, 2));
       default: return Mask::of(MaskKind::PrefixBlock);
     }
   }

@@ -84,6 +84,15 @@ TEST(PairRules, ElementRuleOnHandExamples) {
             "11"
             "10000");
 
+  // A query of segment 1 sees every key; one of segment 0 its window.
+  spec.heads[0].mask = Mask::window(1, 0) || Mask::query_segment(1);
+  EXPECT_EQ(row(PairRules(call), 1),
+            "11"
+            "11000");
+  EXPECT_EQ(row(PairRules(call), 3),
+            "11"
+            "11111");
+
   spec.heads[0].mask = Mask::window(1, 0) && !Mask::of(MaskKind::PrefixBlock);
   EXPECT_EQ(row(PairRules(call), 3),
             "10"

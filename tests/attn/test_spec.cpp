@@ -46,6 +46,9 @@ TEST(Spec, ParsesTheDocumentedSyntax) {
   EXPECT_EQ(parse_mask("blocks(64,1) & causal"), Mask::blocks(64, 1) && Mask::causal());
   EXPECT_EQ(to_string(Mask::blocks(64, 1) && Mask::causal()), "blocks(64,1) & causal");
   EXPECT_EQ(parse_mask("same_document"), Mask::of(MaskKind::SameDocument));
+  EXPECT_EQ(parse_mask("causal & (window(128,0) | query_segment(2))"),
+            Mask::causal() && (Mask::window(128, 0) || Mask::query_segment(2)));
+  EXPECT_EQ(to_string(Mask::window(8, 0) || Mask::query_segment(2)), "window(8,0) | query_segment(2)");
   EXPECT_EQ(parse_mask("same_paragraph & same_segment").operands[1],
             Mask::of(MaskKind::SameSegment));
 }
@@ -189,6 +192,8 @@ TEST(Spec, ValidateNamesTheBadParameter) {
   spec.heads[0].mask = Mask::blocks(0, 1);
   EXPECT_EQ(error_of([&] { validate(spec); }),
             "attention mask blocks(0,1): blocks(W,B) needs a block length W > 0 and B >= 0 blocks before");
+  spec.heads[0].mask = Mask::query_segment(-1);
+  EXPECT_EQ(error_of([&] { validate(spec); }), "attention mask query_segment(-1): segment ids are >= 0");
   spec.heads[0] = HeadSpec{};
   spec.heads[0].mask.kind = MaskKind::Or;
   spec.heads[0].mask.operands = {Mask::all()};

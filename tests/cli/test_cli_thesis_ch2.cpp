@@ -8,9 +8,11 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "strata/core/strings.h"
 #include "support/cli.h"
 #include "support/toy_words.h"
 
@@ -132,6 +134,30 @@ TEST_F(CliThesisCh2, TheTlmSummarisesFromTheExtractorsExtracts) {
   // Without extracts the prompt has no extract block.
   ASSERT_EQ(run(summarize + " --extracts none --out " + path("none.jsonl")).exit_code, 0);
   EXPECT_EQ(lines_of(dir_ / "none.jsonl")[0]["extract"], "");
+}
+
+TEST_F(CliThesisCh2, ASparseTlmReadsItsPartsFromTheMarkersAndSummarises) {
+  ASSERT_EQ(tokenizer_.exit_code, 0) << tokenizer_.err;
+  const CliResult trained =
+      run("train --quiet --config " + path("tlm.toml") + " --out " + path("sparse") +
+          " model.decoder_attention='{\"heads\": [{\"mask\": \"causal & (window(8,0) | query_segment(2))\"}]}'");
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  // The model knows the tokenizer's four markers, so decoding reads the parts as training did.
+  const fs::path checkpoints = dir_ / "sparse/checkpoints";
+  const nlohmann::json config =
+      nlohmann::json::parse(slurp(checkpoints / std::string(trim(slurp(checkpoints / "latest"))) / "config.json"));
+  std::vector<std::string> markers;
+  std::istringstream list(config["model"]["segment_markers"].get<std::string>());
+  for (std::string id; std::getline(list, id, ',');) markers.push_back(id);
+  EXPECT_EQ(markers.size(), 4u) << config["model"]["segment_markers"];
+  const CliResult encoded = run("tokenizer encode --tokenizer " + path("tok") + " --text '[SUMMARY]' --json");
+  ASSERT_EQ(encoded.exit_code, 0) << encoded.err;
+  ASSERT_EQ(markers.size(), 4u);
+  EXPECT_EQ(nlohmann::json::parse(encoded.out)["ids"], nlohmann::json::array({std::stoi(markers[2])})) << encoded.out;
+  const CliResult summaries = run("lm summarize --quiet --model " + path("sparse") + " --data " + path("valid.jsonl") +
+                                  " --extracts gold --seed 2 --out " + path("sparse.jsonl"));
+  ASSERT_EQ(summaries.exit_code, 0) << summaries.err;
+  EXPECT_EQ(lines_of(dir_ / "sparse.jsonl").size(), 5u);
 }
 
 TEST_F(CliThesisCh2, ErrorsNameWhatIsWrong) {

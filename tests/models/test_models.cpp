@@ -4,6 +4,7 @@
 #include <set>
 #include <tuple>
 
+#include "strata/attn/spec.h"
 #include "strata/core/error.h"
 #include "strata/data/lm_examples.h"
 #include "strata/models/bst_lm.h"
@@ -265,6 +266,67 @@ TEST(CausalLm, AFutureTokenDoesNotChangeEarlierLogits) {
   const at::Tensor before = model->forward(ids);
   ids[0][4] = (ids[0][4].item<int64_t>() + 1) % 40;
   EXPECT_TRUE(torch::allclose(model->forward(ids).narrow(1, 0, 4), before.narrow(1, 0, 4), 1e-6, 1e-6));
+}
+
+// The TLM's parts as segments: markers 4 [INTRO], 5 [EXTRACT], 6 [SUMMARY], 7 [REST]; the
+// intro and extract read a window of one token back, the summary everything before it.
+ModelConfig tiny_segmented() {
+  ModelConfig c = tiny("causal_lm", /*pre_norm=*/true);
+  c.segment_markers = "4,5,6,7";
+  attn::LayerSpec spec;
+  spec.heads[0].mask = attn::parse_mask("causal & (window(1,0) | query_segment(2))");
+  c.decoder_attention = {spec};
+  return c;
+}
+
+TEST(CausalLm, SegmentMasksReadThePartsTheMarkersOpen) {
+  torch::manual_seed(8);
+  CausalLm model(tiny_segmented());
+  model->eval();
+  torch::NoGradGuard no_grad;
+  //                                      intro:  0   1   2   3   4  extract: 5  6  summary: 7  8  9
+  const at::Tensor ids = torch::tensor({4, 10, 11, 12, 13, 5, 14, 6, 15, 16}, torch::kInt64).view({1, -1});
+  at::Tensor changed = ids.clone();
+  changed[0][1] = 20;
+  const at::Tensor before = model->forward(ids), after = model->forward(changed);
+  // Two layers of a one-back window: position 4 reads tokens 2-4 only; the summary reads all.
+  EXPECT_TRUE(torch::allclose(before.select(1, 4), after.select(1, 4), 1e-6, 1e-6));
+  EXPECT_FALSE(torch::allclose(before.select(1, 8), after.select(1, 8), 1e-4, 1e-4));
+  ModelConfig dense_config = tiny_segmented();
+  dense_config.decoder_attention.clear();
+  CausalLm dense(dense_config);
+  dense->eval();
+  EXPECT_FALSE(torch::allclose(dense->forward(ids).select(1, 4), dense->forward(changed).select(1, 4), 1e-4, 1e-4));
+
+  // Cached decoding from the summary marker on reads the same parts as the full pass.
+  nn::KvCache cache = model->new_cache();
+  EXPECT_TRUE(torch::allclose(model->forward(ids.narrow(1, 0, 8), &cache), before.narrow(1, 0, 8), 1e-5, 1e-5));
+  for (std::int64_t t = 8; t < 10; ++t)
+    EXPECT_TRUE(torch::allclose(model->forward(ids.narrow(1, t, 1), &cache).squeeze(1), before.select(1, t), 1e-5, 1e-5));
+
+  // A window without markers continues the last part (the rest): it reads locally too.
+  const at::Tensor rest = torch::tensor({10, 11, 12, 13, 14}, torch::kInt64).view({1, -1});
+  at::Tensor rest_changed = rest.clone();
+  rest_changed[0][0] = 20;
+  EXPECT_TRUE(torch::allclose(model->forward(rest).select(1, 4), model->forward(rest_changed).select(1, 4), 1e-6, 1e-6));
+}
+
+TEST(CausalLm, ALayoutMaskWithoutSegmentMarkersIsNamed) {
+  ModelConfig c = tiny_segmented();
+  c.segment_markers = "";
+  try {
+    CausalLm model(c);
+    FAIL() << "built a causal_lm whose mask reads segments it cannot know";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model.segment_markers"), std::string::npos) << e.what();
+  }
+  c.segment_markers = "4,x";
+  try {
+    c.check();
+    FAIL() << "accepted a malformed marker list";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model.segment_markers: '4,x'"), std::string::npos) << e.what();
+  }
 }
 
 ModelConfig tiny_bst(const std::string& layers, const std::string& context, const std::string& kernel) {

@@ -35,6 +35,7 @@ enum class MaskKind {
   SameDocument,   // equal document ids (packed sequences)
   MatchingToken,  // token(i) == token(j), or token(i) occurs once in its document (seed 003 Eq. 4)
   PrefixBlock,    // prefix slot n's segment equals the query's segment (seed 000 §4.1)
+  QuerySegment,   // the query's segment id is `count`, whatever the key (a part that reads all)
   And,
   Or,
   Not,
@@ -43,7 +44,8 @@ enum class MaskKind {
 struct Mask {
   MaskKind kind = MaskKind::All;
   std::int64_t left = 0, right = 0;  // Window: positions before and after; Blocks: blocks before
-  std::int64_t count = 0;            // Global: the first positions; Blocks: the block length
+  std::int64_t count = 0;            // Global: the first positions; Blocks: the block length;
+                                     // QuerySegment: the segment id
   std::vector<Mask> operands;        // And, Or (two or more), Not (one)
 
   static Mask all() { return {}; }
@@ -53,6 +55,9 @@ struct Mask {
   // The query's block of `length` positions and the `before` blocks before it (the
   // Block-State Transformer's SLIDE attention is blocks(W, 1) & causal).
   static Mask blocks(std::int64_t length, std::int64_t before);
+  // True for every key of a query in segment `id`: with a local window, a document's part
+  // that reads everything before it (the TLM's summary, ch. 2) while the rest reads locally.
+  static Mask query_segment(std::int64_t id);
   static Mask of(MaskKind kind);  // a primitive without parameters
 
   bool operator==(const Mask&) const = default;
@@ -63,9 +68,10 @@ Mask operator||(Mask a, Mask b);
 Mask operator!(Mask a);
 
 // The expression syntax, e.g. "window(64,64) | global(1)", "same_section & !causal",
-// "prefix_block & (same_sentence | matching_token)". `&` binds tighter than `|`; `!` tighter
-// than both. Names: all causal window(L,R) global(N) blocks(W,B) same_sentence same_paragraph
-// same_section same_segment same_document matching_token prefix_block.
+// "prefix_block & (same_sentence | matching_token)", "causal & (window(128,0) | query_segment(2))".
+// `&` binds tighter than `|`; `!` tighter than both. Names: all causal window(L,R) global(N)
+// blocks(W,B) same_sentence same_paragraph same_section same_segment same_document
+// matching_token prefix_block query_segment(S).
 // strata::Error naming the position and the known names on a syntax error.
 Mask parse_mask(std::string_view text);
 std::string to_string(const Mask& mask);  // parse_mask(to_string(m)) == m

@@ -1,10 +1,16 @@
 #pragma once
 // The decoder-only causal language model (GPT-2-like): token and learned position
 // embeddings, causal self-attention layers without cross-attention, the output projection
-// tied to the embeddings unless configured apart.
+// tied to the embeddings unless configured apart. With model.segment_markers it derives each
+// token's segment from the markers in its ids (and, decoding, from the cache), so that a
+// model.decoder_attention mask can read the parts of the text (the TLM's: a local window for
+// the intro and the rest, everything for the summary).
 #include <torch/nn/module.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
+
+#include <cstdint>
+#include <vector>
 
 #include "strata/models/language_model.h"
 #include "strata/models/model_config.h"
@@ -37,6 +43,7 @@ class CausalLmImpl : public LanguageModel {
 
  private:
   ModelConfig config_;
+  std::vector<std::int64_t> segment_markers_;  // empty unless a decoder_attention spec reads the layout
 };
 TORCH_MODULE(CausalLm);
 

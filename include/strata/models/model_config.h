@@ -52,6 +52,12 @@ struct ModelConfig {
   EncoderHead head = EncoderHead::Sequence;
   std::int64_t num_labels = 2;        // encoder head
   std::int64_t marker_id = 4;         // encoder marker head: the marker token ([SEP])
+  // causal_lm: the tokens that open a segment, ids in segment order ("5,6,7,8"; "" = none). A
+  // token's segment is the index of the last of them at or before it; a window that holds
+  // none continues the last segment (a later window of a long text). The TLM's part markers
+  // [INTRO] [EXTRACT] [SUMMARY] [REST] when data.task = tlm, so that a decoder_attention mask
+  // can read the parts (same_segment, query_segment) in training and decoding alike.
+  std::string segment_markers;
 
   // Structured attention (attn/spec.h), each empty for plain attention, one spec for every
   // layer, or one per layer. In the run config each is a JSON string (a spec object or an
@@ -200,6 +206,10 @@ std::string encoder_head_name(EncoderHead head);
 // Which of a stack's `layers` layers a list of indices from 0 names ("0,5"; "" = none);
 // strata::Error naming `field` for a malformed list or an index outside the stack.
 std::vector<bool> layer_indices(const std::string& field, const std::string& text, std::int64_t layers);
+
+// model.segment_markers as token ids (empty for none); strata::Error naming the field for a
+// malformed list or an id outside the vocabulary.
+std::vector<std::int64_t> segment_marker_ids(const ModelConfig& config);
 
 // Which stacks an architecture has, for the checks that depend on it.
 struct Stacks {

@@ -25,6 +25,9 @@ struct KvCache {
   // [B, length] bool: which cached positions are real tokens, once a call gave padding
   // (left-padded prompts); undefined = all real. A decoder stack keeps it.
   at::Tensor key_padding;
+  // [B, length] int32: the cached positions' segments, kept by a model that derives them from
+  // its tokens (causal_lm with model.segment_markers) for the masks that read them.
+  at::Tensor segment;
 
   explicit KvCache(std::size_t num_layers = 0) : layers(num_layers) {}
   // Keeps rows `index` ([N] int64) of every cached tensor, in that order: beam search's

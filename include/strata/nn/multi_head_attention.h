@@ -49,13 +49,14 @@ struct AttentionOptions {
 };
 
 // What a call reads besides hidden states, all optional: the keys' layout (self-attention:
-// the tokens of x; cross-attention: the memory's), the queries' layout when it is not the
-// keys' (a decoder's new positions, whose segment a prefix_block mask reads; allowed with a
-// cache), the layer's prefix keys and values (prefix-tuning: the model passes them on every
-// call, the module keeps none), which queries are real in cross-attention ([B, Lq] bool; in
-// self-attention the key padding says), a dense bias [B or 1, H or 1, Lq, Lk] added to the
-// scores, and where to put the attention weights [B, H, Lq, Lk] over the keys proper
-// (computed by the dense reference kernel; HIBRIDS-DEC reads them).
+// the tokens of x, with a cache the cached ones too; cross-attention: the memory's), the
+// queries' layout when it is not the keys' (a decoder's new positions, whose segment a
+// prefix_block or query_segment mask reads), the layer's prefix keys and values
+// (prefix-tuning: the model passes them on every call, the module keeps none), which queries
+// are real in cross-attention ([B, Lq] bool; in self-attention the key padding says), a dense
+// bias [B or 1, H or 1, Lq, Lk] added to the scores, and where to put the attention weights
+// [B, H, Lq, Lk] over the keys proper (computed by the dense reference kernel; HIBRIDS-DEC
+// reads them).
 struct AttentionExtras {
   const attn::TokenLayout* layout = nullptr;
   const attn::TokenLayout* query_layout = nullptr;
@@ -72,8 +73,8 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
   // x: [B, L, d]. key_padding: [B, L] bool (true = real) or undefined; with a cache it covers
   // the cached keys and this call's. With a cache, this call's keys and values are appended to
   // the cached ones and queries attend to all.
-  // Structured specs that read the layout work without a cache only (queries and keys are
-  // then the same tokens).
+  // Structured specs read extras.query_layout (these queries) and extras.layout (every key,
+  // with a cache the cached ones and this call's); without a cache one layout serves both.
   at::Tensor self_attention(const at::Tensor& x, const at::Tensor& key_padding, bool causal,
                             LayerKvCache* cache = nullptr, const AttentionExtras& extras = {});
   // x: [B, Lq, d] attends to memory [B, Lm, d]. With a cache, the memory's keys and values

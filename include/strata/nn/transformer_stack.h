@@ -75,11 +75,15 @@ class TransformerDecoderImpl : public torch::nn::Module {
   // memory_layout: the source's layout (cross-attention specs, HIBRIDS-DEC). prefixes: the
   // decoder's and cross-attention's prefix keys and values per layer, or null.
   // query_padding: [B, T] true = a real position, what cross-attention's top-p key impact
-  // counts (undefined = every position). Returns [B, T, d].
+  // counts (undefined = every position). self_layout: the layout of self-attention's keys (with
+  // a cache, the cached positions' and these), for a decoder_attention spec that reads one;
+  // self_query_layout: these positions' (null: self_layout, as without a cache). Returns
+  // [B, T, d].
   at::Tensor forward(const at::Tensor& ids, const at::Tensor& padding, const at::Tensor& memory,
                      const at::Tensor& memory_padding, KvCache* cache = nullptr,
                      const attn::TokenLayout* memory_layout = nullptr, const PrefixStates* prefixes = nullptr,
-                     const at::Tensor& query_padding = {});
+                     const at::Tensor& query_padding = {}, const attn::TokenLayout* self_layout = nullptr,
+                     const attn::TokenLayout* self_query_layout = nullptr);
 
   std::int64_t num_layers() const { return options_.layers; }
   const StackOptions& options() const { return options_; }
