@@ -45,11 +45,11 @@ time_run() {
     { echo "FAILED: $name (see $run.log)"; exit 1; }
   python3 -c 'import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-print(statistics.median(r["tokens_per_s"] for r in rows if r.get("split") == "train" and r["step"] > 10))' \
+print(round(statistics.median(r["tokens_per_s"] for r in rows if r.get("split") == "train" and r["step"] > 10)))' \
     "$run/metrics.jsonl"
 }
 
-echo "BLAS: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}; $threads threads; $steps steps per run; $rounds rounds"
+echo "BLAS: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}; threads: $threads; $steps steps per run; $rounds rounds"
 dense=() sparse=()
 for round in $(seq "$rounds"); do
   dense+=("$(time_run "dense-$round" model.decoder_attention="")")
