@@ -20,7 +20,8 @@ struct PrimitiveName {
   MaskKind kind;
   std::string_view name;
 };
-// Parameterised primitives (window, global, blocks, query_segment) print their parameters after the name.
+// Parameterised primitives (window, global, blocks, query_segment) print their parameters
+// after the name.
 constexpr PrimitiveName kPrimitives[] = {
     {MaskKind::All, "all"},
     {MaskKind::Causal, "causal"},
