@@ -11,10 +11,11 @@
 # example and their copy rates, then docs/results/thesis-ch2.md. Resumable: a system with
 # pairs.jsonl and its scores is not redone.
 # Resumable on another machine too: the whole experiment takes about 15 CPU-core hours, so
-# each finished (corpus, seed) keeps its outputs under KEEP (in the repository: the pairs without
-# their source text, the copy rates, the validation losses), and a later run restores them instead
-# of training again. They are kept with the corpus's fingerprint, and a run on a corpus that came
-# out different (a newer Debian archive) stops rather than mix the two.
+# each finished (corpus, seed) keeps its outputs under KEEP (in the repository: the pairs
+# without the texts they were made from, the copy rates, the validation losses), and a later
+# run restores them instead of training again. They are kept with the corpus's fingerprint,
+# and a run on a corpus that came out different (a newer Debian archive) stops rather than mix
+# the two.
 #
 # Usage: bench/thesis-ch2.sh [BUILD_DIR] [OUT_DIR]
 #   CORPORA="descriptions man"   SEEDS="1 2 3"
@@ -133,8 +134,8 @@ seed_outputs() {
   return 0
 }
 
-# A finished seed's outputs into KEEP: each system's pairs without the source text (the scores
-# are computed again from them) and its copy rates (which need the source), each run's
+# A finished seed's outputs into KEEP: each system's pairs without the texts it read (the
+# scores are computed again from them) and its copy rates (which need those texts), each run's
 # validation losses; its done marker holds the seconds it took.
 keep_seed() {
   local corpus=$1 seed=$2 seconds=$3 c="$out/$1" k="$keep/$1" name
@@ -143,7 +144,7 @@ keep_seed() {
     mkdir -p "$k/$name"
     python3 -c 'import json, sys
 for line in sys.stdin:
-    row = json.loads(line); row.pop("source", None); print(json.dumps(row, ensure_ascii=False))' \
+    row = json.loads(line); print(json.dumps({k: row[k] for k in ("id", "prediction", "reference")}, ensure_ascii=False))' \
       < "$c/systems/$name/pairs.jsonl" > "$k/$name/pairs.jsonl"
     cp "$c/systems/$name/copy.json" "$k/$name/copy.json"
   done
