@@ -177,8 +177,8 @@ def corpus_section(out_dir, corpus, seeds, figures, report):
         curve = ", ".join(f"{loss:.2f} at {step}" for step, loss in valid_losses(c, f"tlm-s{seeds[0]}"))
         if tlm < lead:
             lines += [f"**The TLMs lose to Lead-1** (ROUGE-1 {tlm:.2f} against {lead:.2f}): at this budget the "
-                      "language models have not learned to summarise, and the findings about them below compare "
-                      f"undertrained models. The TLM's validation loss (nats per token over whole windows): {curve}.",
+                      "language models do not yet beat the first sentence, and the findings about them below "
+                      f"compare models below that trivial baseline. The TLM's validation loss (nats per token over whole windows): {curve}.",
                       ""]
     dependence = []
     for name, label in BASELINES[:1] + SEEDED + BOUNDS[:1]:
@@ -283,7 +283,7 @@ def progress(keep, corpora, seeds, planned):
                 with open(marker) as f:
                     seconds += int(f.read().strip() or 0)
                 kept.append((corpus, seed))
-    text = (f"Its {len(kept)} corpus-and-seed runs took {seconds / 3600:.1f} CPU-core hours in all (each run is one "
+    text = (f"Its {len(kept)} corpus-and-seed run{'s' if len(kept) != 1 else ''} took {seconds / 3600:.1f} CPU-core hours in all (each run is one "
             f"process on one core, two side by side; `{keep}` keeps their outputs so that the experiment resumes on "
             "another machine).")
     missing = [(c, s) for c in planned_corpora for s in planned_seeds if (c, s) not in kept]
