@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <iterator>
 #include <set>
 #include <unistd.h>
 
@@ -62,13 +63,15 @@ Config imported_run_config(const models::ModelConfig& m, const std::vector<std::
   json model = m.to_json();
   for (auto& [key, value] : model.items())
     if (value.is_array() || value.is_object()) value = value.dump();
+  // Fields the tokenizer gives a run (its ids, the vocabulary size) are not run settings, and
+  // the run schema declares only the ones a user sets.
+  const ConfigSchema schema = run_schema();
+  for (auto field = model.begin(); field != model.end();)
+    field = schema.find("model." + field.key()) ? std::next(field) : model.erase(field);
   json root = {{"model", model}};
-  // Fields the tokenizer gives a run are not run settings.
-  for (const char* key : {"vocab_size", "pad_id", "bos_id", "eos_id", "decoder_start_id", "marker_id", "segment_markers"})
-    root["model"].erase(key);
   for (const auto& [key, value] : decode) root["decode"][key.substr(std::string("decode.").size())] = value;
   Config config = Config::from_json(root, "imported config");
-  config.validate(run_schema());
+  config.validate(schema);
   return config;
 }
 
