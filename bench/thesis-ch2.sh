@@ -25,7 +25,7 @@
 #   EXTRACTOR_STEPS=500 TLM_STEPS=8000   EXTRA="k=v ..." overrides for every training run
 #   JOBS=2             seeds trained side by side, one thread each
 #   VOCAB=4000         tokenizer vocabulary (the TLM's output layer is most of its cost)
-#   REPORT=docs/results/thesis-ch2.md
+#   REPORT=docs/results/thesis-ch2.md   written after each finished seed, from the kept ones
 #   KEEP=docs/results/thesis-ch2/outputs   finished seeds' outputs (commit them)
 set -euo pipefail
 build=${1:-build}
@@ -212,9 +212,18 @@ seed_systems() {
   fi
   keep_seed "$corpus" "$seed" "$(( $(date +%s) - t0 ))"
   echo "done: $corpus seed $seed ($(( $(date +%s) - t0 )) s)"
+  write_page
 }
-export -f seed_systems train extract summarize score seed_runs seed_outputs keep_seed restore_seed
-export out strata threads extractor_steps tlm_steps keep EXTRA
+
+# The page from the seeds kept so far, after each one: a session that stops mid-queue leaves a
+# page that says what it covers. Seeds finishing side by side take turns.
+write_page() {
+  flock "$out/.page.lock" python3 bench/thesis_ch2_report.py --out-dir "$out" --keep "$keep" --corpora "$corpora" \
+    --planned "$corpora:$seeds" --tlm-steps "$tlm_steps" --extractor-steps "$extractor_steps" --report "$report"
+  echo "== wrote $report"
+}
+export -f seed_systems train extract summarize score seed_runs seed_outputs keep_seed restore_seed write_page
+export out strata threads extractor_steps tlm_steps keep corpora seeds report EXTRA
 
 for corpus in $corpora; do
   prepare "$corpus"
@@ -247,6 +256,4 @@ for corpus in $corpora; do for seed in $seeds; do printf '%s\0%s\0' "$corpus" "$
   xargs -0 -n 2 -P "$jobs" bash -c 'set -euo pipefail; seed_systems "$1" "$2"' _ ||
   { echo "FAILED: a seed's systems (its messages are above)"; exit 1; }
 
-python3 bench/thesis_ch2_report.py --out-dir "$out" --keep "$keep" --corpora "$corpora" --seeds "$seeds" --tlm-steps "$tlm_steps" --extractor-steps "$extractor_steps" \
-  --report "$report"
-echo "== wrote $report"
+write_page

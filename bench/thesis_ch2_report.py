@@ -147,6 +147,9 @@ def table_2_1(stats):
 
 def corpus_section(out_dir, corpus, seeds, figures, report):
     c = os.path.join(out_dir, corpus)
+    # The single-run parts (copy rates, input dependence) read the first seed's systems; with no
+    # seed finished, only the baselines have outputs.
+    first = seeds[0] if seeds else None
     lines = [f"## {CORPUS_NAMES.get(corpus, corpus)}", ""]
     stats_path = os.path.join(c, "data", "stats.json")
     if os.path.exists(stats_path):
@@ -154,7 +157,7 @@ def corpus_section(out_dir, corpus, seeds, figures, report):
             lines += table_2_1(json.load(f))
     test = os.path.join(c, "test.jsonl")
     n_test = sum(1 for _ in open(test)) if os.path.exists(test) else 0
-    lines += [f"Test documents scored: {n_test}; seeds {', '.join(seeds)}. ROUGE F ×100, stemmed; mean ± std over "
+    lines += [f"Test documents scored: {n_test}; seeds {', '.join(seeds) or 'none finished'}. ROUGE F ×100, stemmed; mean ± std over "
               "seeds (baselines have none). Thesis column: the closest table of the paper, at its scale.", "",
               "| system | seeds | words | ROUGE-1 | ROUGE-2 | ROUGE-3 | ROUGE-L | thesis R1/R2/R3/RL |",
               "|---|---|---|---|---|---|---|---|"]
@@ -174,7 +177,7 @@ def corpus_section(out_dir, corpus, seeds, figures, report):
 
     if runs.get("tlm") and runs.get("lead"):
         tlm, lead = seed_stats(runs["tlm"], "rouge1")[0], seed_stats(runs["lead"], "rouge1")[0]
-        curve = ", ".join(f"{loss:.2f} at {step}" for step, loss in valid_losses(c, f"tlm-s{seeds[0]}"))
+        curve = ", ".join(f"{loss:.2f} at {step}" for step, loss in valid_losses(c, f"tlm-s{first}"))
         if tlm < lead:
             lines += [f"**The TLMs lose to Lead-1** (ROUGE-1 {tlm:.2f} against {lead:.2f}): at this budget the "
                       "language models do not yet beat the first sentence, and the findings about them below "
@@ -182,7 +185,7 @@ def corpus_section(out_dir, corpus, seeds, figures, report):
                       ""]
     dependence = []
     for name, label in BASELINES[:1] + SEEDED + BOUNDS[:1]:
-        path = os.path.join(c, "systems", name if name == "lead" else f"{name}-s{seeds[0]}", "pairs.jsonl")
+        path = os.path.join(c, "systems", name if name == "lead" else f"{name}-s{first}", "pairs.jsonl")
         if os.path.exists(path) and os.path.getsize(path) > 0:
             own, other = input_dependence(path)
             dependence.append(f"| {label} | {own:.1f} | {other:.1f} | {own - other:+.1f} |")
@@ -234,7 +237,7 @@ def corpus_section(out_dir, corpus, seeds, figures, report):
               "| system | n=1 | 2 | 3 | 5 | 10 | 20 | 25 |", "|---|---|---|---|---|---|---|---|"]
     curve_rows = [("reference", "Reference (human)", os.path.join(c, "systems", "lead"), "reference")]
     for name, label in BASELINES[:1] + SEEDED + BOUNDS[:1]:
-        d = os.path.join(c, "systems", name if name == "lead" else f"{name}-s{seeds[0]}")
+        d = os.path.join(c, "systems", name if name == "lead" else f"{name}-s{first}")
         curve_rows.append((name, label, d, "prediction"))
     series = []
     for name, label, d, field in curve_rows:
@@ -255,7 +258,7 @@ def corpus_section(out_dir, corpus, seeds, figures, report):
         lines += [figure(figures, report, f"copy-{corpus}.svg", f"Copy rate against n, {corpus}",
                          line_chart_svg(f"Copied n-grams, {corpus} (first seed)", series, list(COPY_ORDERS), "n",
                                         "% of the summary's n-grams in its source")), ""]
-    attribution = copy_curve(os.path.join(c, "systems", f"tlm-e-gm-s{seeds[0]}"))
+    attribution = copy_curve(os.path.join(c, "systems", f"tlm-e-gm-s{first}"))
     if attribution and "attribution" in attribution[0]:
         lines += ["Where TLM+E (G,M)'s copies come from (Fig. 2.2, right): of its copied n-grams, the share found "
                   "in the extract block, and in the extract block only (the rest is found only in the intro it "
@@ -272,11 +275,18 @@ def corpus_section(out_dir, corpus, seeds, figures, report):
     return lines
 
 
-def progress(keep, corpora, seeds, planned):
+def kept_seeds(keep, corpus):
+    """The seeds of a corpus that finished and were kept: those with a done marker."""
+    d = os.path.join(keep, corpus)
+    names = os.listdir(d) if os.path.isdir(d) else []
+    return sorted((n[1:-len(".done")] for n in names if re.fullmatch(r"s\d+\.done", n)), key=int)
+
+
+def progress(keep, seeds_of, planned):
     """What the page covers of the planned experiment, what it cost, and what is left."""
     planned_corpora, planned_seeds = (part.split() for part in planned.split(":"))
     seconds, kept = 0, []
-    for corpus in corpora:
+    for corpus, seeds in seeds_of.items():
         for seed in seeds:
             marker = os.path.join(keep, corpus, f"s{seed}.done")
             if os.path.exists(marker):
@@ -299,7 +309,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--corpora", required=True)
-    ap.add_argument("--seeds", required=True)
+    ap.add_argument("--seeds", help="the seeds reported, the same for every corpus (default: each corpus's kept "
+                    "seeds, those with a done marker under --keep, so that a page written mid-experiment covers "
+                    "only finished seeds)")
     ap.add_argument("--keep", default="docs/results/thesis-ch2/outputs",
                     help="the finished seeds' outputs (bench/thesis-ch2.sh's KEEP): their done markers hold their seconds")
     ap.add_argument("--planned", default="descriptions man:1 2 3",
@@ -310,7 +322,8 @@ def main():
     ap.add_argument("--long-tlm-config", default="configs/thesis-ch2-tlm-long.toml")
     ap.add_argument("--report", required=True)
     args = ap.parse_args()
-    seeds = args.seeds.split()
+    seeds_of = {corpus: args.seeds.split() if args.seeds else kept_seeds(args.keep, corpus)
+                for corpus in args.corpora.split()}
     with open(args.tlm_config, "rb") as f:
         config = tomllib.load(f)
     tlm, train = config["model"], config["train"]
@@ -321,7 +334,7 @@ def main():
     figures = os.path.splitext(args.report)[0]
     lines = ["# Thesis ch. 2 in miniature: extract-then-abstract on man pages and package descriptions", "",
              "Made by `bench/thesis-ch2.sh` (`bench/thesis_ch2_report.py` writes this page). "
-             + progress(args.keep, args.corpora.split(), seeds, args.planned), ""] + [
+             + progress(args.keep, seeds_of, args.planned), ""] + [
              "## Scale", "",
              "| | thesis | here |", "|---|---|---|",
              "| data | arXiv 216k / PubMed 133k papers, Newsroom 1.2M, bigPatent 1.3M | the corpora below, cut to "
@@ -340,7 +353,7 @@ def main():
              f"with patience 50 | 128-d, BiLSTMs 128, 60 sentences x 35 tokens, {args.extractor_steps} steps of about 16 "
              "documents, the best validation loss kept (`configs/thesis-ch2-extractor.toml`) |",
              "| decoding | top-k 30, temperature 0.7, averaged over samples | the same, one sample per seed |", ""]
-    for corpus in args.corpora.split():
+    for corpus, seeds in seeds_of.items():
         lines += corpus_section(args.out_dir, corpus, seeds, figures, args.report)
     write_atomic(args.report, lines + [""])
 
