@@ -98,6 +98,23 @@ std::vector<fs::path> list_pages(const fs::path& root) {
   return pages;
 }
 
+// Two pages can share a title: libtirpc's getrpcent.3t and glibc's getrpcent.3 are both
+// getrpcent(3), and tc-cbq.8 and tc-cbq-details.8 are both CBQ(8). Their ids name the file too,
+// so that whatever joins by id (a TLM's extracts, a system's pairs) finds one document:
+// getrpcent(3)[man3/getrpcent.3t].
+void give_unique_ids(std::vector<Entry>& entries) {
+  std::map<std::string, int> uses;
+  for (const Entry& entry : entries)
+    if (entry.skip.empty()) ++uses[entry.document.id];
+  for (Entry& entry : entries) {
+    if (!entry.skip.empty() || uses[entry.document.id] == 1) continue;
+    const fs::path path(entry.source);  // root/manN/FILE: the last two parts tell pages apart
+    std::string file = (path.parent_path().filename() / path.filename()).string();
+    if (file.ends_with(".gz")) file.resize(file.size() - 3);  // as read_manpage names a page
+    entry.document.id += "[" + file + "]";
+  }
+}
+
 nlohmann::json native_line(const Entry& entry) {
   nlohmann::json line = to_native_json(entry.document);
   line["name"] = entry.name;
@@ -152,6 +169,7 @@ nlohmann::json build_manpage_corpus(const ManpageCorpusOptions& options, const f
     }
     by_split[split_of(entry.name, options.validation_percent, options.test_percent)].push_back(&entry);
   }
+  give_unique_ids(entries);
 
   fs::create_directories(out_dir);
   nlohmann::json stats;

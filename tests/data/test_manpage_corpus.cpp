@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "strata/core/error.h"
 #include "strata/core/files.h"
@@ -94,6 +95,30 @@ TEST_F(ManpageCorpusTest, ExcludesPagesByNameGlob) {
   const nlohmann::json stats = build_manpage_corpus(options, root_ / "out");
   EXPECT_EQ(stats["skipped"]["excluded"], 12);  // tool1, tool10..tool19, tool7
   EXPECT_EQ(stats["all"]["documents"], 28);
+}
+
+TEST_F(ManpageCorpusTest, PagesSharingATitleGetIdsThatNameTheirFiles) {
+  write("man1/tc-cbq.1", page("CBQ", "class-based queueing", 12));
+  write("man1/tc-cbq-details.1", page("CBQ", "class-based queueing", 13));
+  ManpageCorpusOptions options;
+  options.man_root = root_;
+  options.quiet = true;
+  build_manpage_corpus(options, root_ / "out");
+  std::set<std::string> ids;
+  std::size_t documents = 0;
+  for (const char* split : {"train", "validation", "test"}) {
+    DatasetReader reader(root_ / "out" / (std::string(split) + ".jsonl"));
+    Document document;
+    while (reader.next(document)) {
+      ++documents;
+      ids.insert(document.id);
+    }
+  }
+  EXPECT_EQ(documents, 42u);
+  EXPECT_EQ(ids.size(), documents);
+  EXPECT_TRUE(ids.contains("CBQ(1)[man1/tc-cbq.1]"));
+  EXPECT_TRUE(ids.contains("CBQ(1)[man1/tc-cbq-details.1]"));
+  EXPECT_TRUE(ids.contains("tool5(1)"));  // a title only one page has stays as it was
 }
 
 TEST_F(ManpageCorpusTest, OutputIsDeterministic) {
