@@ -11,11 +11,11 @@
 # example and their copy rates, then docs/results/thesis-ch2.md. Resumable: a system with
 # pairs.jsonl and its scores is not redone.
 # Resumable on another machine too: the whole experiment takes about 15 CPU-core hours, so
-# each finished (corpus, seed) keeps its outputs under KEEP (in the repository: the pairs
-# without the texts they were made from, the copy rates, the validation losses), and a later
-# run restores them instead of training again. They are kept with the corpus's fingerprint,
-# and a run on a corpus that came out different (a newer Debian archive) stops rather than mix
-# the two.
+# each finished part of a (corpus, seed) keeps its outputs under KEEP (in the repository: the
+# pairs without the texts they were made from, the copy rates, the validation losses), and a
+# later run restores them instead of training again. They are kept with the corpus's
+# fingerprint, and a run on a corpus that came out different (a newer Debian archive) stops
+# rather than mix the two.
 #
 # Usage: bench/thesis-ch2.sh [BUILD_DIR] [OUT_DIR]
 #   CORPORA="descriptions man"   SEEDS="1 2 3"
@@ -23,10 +23,10 @@
 #   TRAIN_DOCS=...     training documents kept per corpus (descriptions 50000: all, man 4000)
 #   TEST_DOCS=...      test documents scored (descriptions 500, man 300)
 #   EXTRACTOR_STEPS=500 TLM_STEPS=8000   EXTRA="k=v ..." overrides for every training run
-#   JOBS=2             seeds trained side by side, one thread each
+#   JOBS=2             parts of seeds trained side by side, one thread each
 #   VOCAB=4000         tokenizer vocabulary (the TLM's output layer is most of its cost)
 #   REPORT=docs/results/thesis-ch2.md   written after each finished seed, from the kept ones
-#   KEEP=docs/results/thesis-ch2/outputs   finished seeds' outputs (commit them)
+#   KEEP=docs/results/thesis-ch2/outputs   finished parts' outputs (commit them)
 set -euo pipefail
 build=${1:-build}
 out=${2:-runs/thesis-ch2}
@@ -121,26 +121,39 @@ summarize() {
   score "$dir/pairs.jsonl"
 }
 
-# The runs whose validation losses a seed of a corpus keeps, and the systems whose outputs it
-# keeps; the man pages add the TLM+E that reads 1,024-token windows with sparse attention.
-seed_runs() {
-  echo "sent_clf-s$2 sent_ptr-s$2 tlm-s$2 tlm-e-s$2 tlm-mm-s$2"
-  [[ $1 == man ]] && echo "tlm-e-long-s$2"
+# A seed trains in parts, each kept when it finishes, so that a session that stops mid-seed
+# loses only the parts in flight: the extractors (with the (M,M) TLM, which trains on their
+# picks), the TLM without extracts, TLM+E, and on the man pages the TLM+E that reads 1,024-token
+# windows with sparse attention. The parts of a seed run side by side like seeds.
+seed_parts() {
+  echo "extractors tlm tlm-e"
+  [[ $1 == man ]] && echo "tlm-e-long"
   return 0
 }
-seed_outputs() {
-  echo "sent_clf-s$2 sent_ptr-s$2 tlm-s$2 tlm-e-gm-s$2 tlm-e-gg-s$2 tlm-e-mm-s$2"
-  [[ $1 == man ]] && echo "tlm-e-long-gm-s$2 tlm-e-long-gg-s$2"
-  return 0
+# The runs whose validation losses a part keeps (corpus, seed, part), and the systems whose
+# outputs it keeps.
+part_runs() {
+  case $3 in
+    extractors) echo "sent_clf-s$2 sent_ptr-s$2 tlm-mm-s$2" ;;
+    *) echo "$3-s$2" ;;
+  esac
+}
+part_outputs() {
+  case $3 in
+    extractors) echo "sent_clf-s$2 sent_ptr-s$2 tlm-e-mm-s$2" ;;
+    tlm) echo "tlm-s$2" ;;
+    *) echo "$3-gm-s$2 $3-gg-s$2" ;;
+  esac
 }
 
-# A finished seed's outputs into KEEP: each system's pairs without the texts it read (the
+# A finished part's outputs into KEEP: each system's pairs without the texts it read (the
 # scores are computed again from them) and its copy rates (which need those texts), each run's
-# validation losses; its done marker holds the seconds it took.
-keep_seed() {
-  local corpus=$1 seed=$2 seconds=$3 c="$out/$1" k="$keep/$1" name
+# validation losses; its done marker holds the seconds it took. The part that completes its
+# seed marks the seed done with the seconds of all its parts.
+keep_part() {
+  local corpus=$1 seed=$2 part=$3 seconds=$4 c="$out/$1" k="$keep/$1" name total=0
   mkdir -p "$k/runs"
-  for name in $(seed_outputs "$corpus" "$seed"); do
+  for name in $(part_outputs "$corpus" "$seed" "$part"); do
     mkdir -p "$k/$name"
     python3 -c 'import json, sys
 for line in sys.stdin:
@@ -148,21 +161,27 @@ for line in sys.stdin:
       < "$c/systems/$name/pairs.jsonl" > "$k/$name/pairs.jsonl"
     cp "$c/systems/$name/copy.json" "$k/$name/copy.json"
   done
-  for name in $(seed_runs "$corpus" "$seed"); do
+  for name in $(part_runs "$corpus" "$seed" "$part"); do
     grep '"split":"valid"' "$c/runs/$name/metrics.jsonl" > "$k/runs/$name.valid.jsonl" || true
   done
-  echo "$seconds" > "$k/s$seed.done"
+  echo "$seconds" > "$k/s$seed.$part.done"
+  for part in $(seed_parts "$corpus"); do
+    [[ -f "$k/s$seed.$part.done" ]] || return 0
+    total=$(( total + $(cat "$k/s$seed.$part.done") ))
+  done
+  echo "$total" > "$k/s$seed.done"
+  for part in $(seed_parts "$corpus"); do rm -f "$k/s$seed.$part.done"; done
 }
 
-# A kept seed back into OUT_DIR, scored again: nothing is trained.
-restore_seed() {
-  local corpus=$1 seed=$2 c="$out/$1" k="$keep/$1" name
-  for name in $(seed_outputs "$corpus" "$seed"); do
+# A kept part back into OUT_DIR, scored again: nothing is trained.
+restore_part() {
+  local corpus=$1 seed=$2 part=$3 c="$out/$1" k="$keep/$1" name
+  for name in $(part_outputs "$corpus" "$seed" "$part"); do
     mkdir -p "$c/systems/$name"
     cp "$k/$name/pairs.jsonl" "$k/$name/copy.json" "$c/systems/$name/"
     score "$c/systems/$name/pairs.jsonl"
   done
-  for name in $(seed_runs "$corpus" "$seed"); do
+  for name in $(part_runs "$corpus" "$seed" "$part"); do
     mkdir -p "$c/runs/$name" && cp "$k/runs/$name.valid.jsonl" "$c/runs/$name/metrics.jsonl"
   done
 }
@@ -170,23 +189,18 @@ restore_seed() {
 # The corpus as this experiment cut it, by content: kept seeds are only reused on the same one.
 fingerprint() { (cd "$out/$1" && sha256sum train.jsonl valid.jsonl test.jsonl); }
 
-# One seed's systems: the extractors and their picks, the three TLMs and their summaries.
-seed_systems() {
-  local corpus=$1 seed=$2 c="$out/$1" t0 ptr_test extracts extractor
-  t0=$(date +%s)
-  if [[ -f "$keep/$corpus/s$seed.done" ]]; then
-    restore_seed "$corpus" "$seed"
-    echo "restored: $corpus seed $seed (from $keep/$corpus)"
-    return 0
-  fi
+# The extractors part: Sent-CLF and Sent-PTR and their picks of the test documents, then the
+# (M,M) TLM trained on Sent-PTR's picks of the training and validation documents. Its ready
+# marker says Sent-PTR's test picks are there for the TLM+E parts.
+extractors_part() {
+  local corpus=$1 seed=$2 c="$out/$1" extracts extractor
   for extractor in sent_clf sent_ptr; do
     train "$c/runs/$extractor-s$seed" configs/thesis-ch2-extractor.toml "$extractor_steps" "$corpus" \
       model.architecture="$extractor" train.seed="$seed"
     extract "$c/runs/$extractor-s$seed" "$c/test.jsonl" "$c/systems/$extractor-s$seed/pairs.jsonl"
     score "$c/systems/$extractor-s$seed/pairs.jsonl"
   done
-  ptr_test="$c/systems/sent_ptr-s$seed/pairs.jsonl"
-  # (M,M) trains on the extractor's picks: of the training and the validation documents.
+  touch "$c/runs/extractors-s$seed.ready"
   extracts="$c/runs/sent_ptr-s$seed-extracts.jsonl"
   if [[ ! -f "$extracts" ]]; then
     extract "$c/runs/sent_ptr-s$seed" "$c/train.jsonl" "$c/runs/sent_ptr-s$seed-train-extracts.jsonl"
@@ -194,25 +208,48 @@ seed_systems() {
     cat "$c/runs/sent_ptr-s$seed-train-extracts.jsonl" "$c/runs/sent_ptr-s$seed-valid-extracts.jsonl" > "$extracts.tmp"
     mv "$extracts.tmp" "$extracts"
   fi
-  train "$c/runs/tlm-s$seed" configs/thesis-ch2-tlm.toml "$tlm_steps" "$corpus" tlm.extracts=none train.seed="$seed"
-  summarize "$c/runs/tlm-s$seed" none "$corpus" "$seed" "$c/systems/tlm-s$seed"
-  train "$c/runs/tlm-e-s$seed" configs/thesis-ch2-tlm.toml "$tlm_steps" "$corpus" tlm.extracts=gold train.seed="$seed"
-  summarize "$c/runs/tlm-e-s$seed" "$ptr_test" "$corpus" "$seed" "$c/systems/tlm-e-gm-s$seed"
-  summarize "$c/runs/tlm-e-s$seed" gold "$corpus" "$seed" "$c/systems/tlm-e-gg-s$seed"
   train "$c/runs/tlm-mm-s$seed" configs/thesis-ch2-tlm.toml "$tlm_steps" "$corpus" \
     tlm.extracts="$extracts" train.seed="$seed"
-  summarize "$c/runs/tlm-mm-s$seed" "$ptr_test" "$corpus" "$seed" "$c/systems/tlm-e-mm-s$seed"
-  if [[ $corpus == man ]]; then
-    # Man pages are long: the same TLM+E reading a 768-token intro in 1,024-token windows, the
-    # summary attending to all before it and every other token to the 64 before it.
-    train "$c/runs/tlm-e-long-s$seed" configs/thesis-ch2-tlm-long.toml "$tlm_steps" "$corpus" tlm.extracts=gold \
-      train.seed="$seed"
-    summarize "$c/runs/tlm-e-long-s$seed" "$ptr_test" "$corpus" "$seed" "$c/systems/tlm-e-long-gm-s$seed"
-    summarize "$c/runs/tlm-e-long-s$seed" gold "$corpus" "$seed" "$c/systems/tlm-e-long-gg-s$seed"
+  summarize "$c/runs/tlm-mm-s$seed" "$c/systems/sent_ptr-s$seed/pairs.jsonl" "$corpus" "$seed" "$c/systems/tlm-e-mm-s$seed"
+}
+
+# A TLM+E part (config, corpus, seed, part): trained on gold extracts, tested on gold (G,G) and,
+# once the seed's extractors part has them, on Sent-PTR's picks (G,M).
+tlm_e_part() {
+  local config=$1 corpus=$2 seed=$3 part=$4 c="$out/$2"
+  train "$c/runs/$part-s$seed" "$config" "$tlm_steps" "$corpus" tlm.extracts=gold train.seed="$seed"
+  summarize "$c/runs/$part-s$seed" gold "$corpus" "$seed" "$c/systems/$part-gg-s$seed"
+  until [[ -f "$c/runs/extractors-s$seed.ready" ]]; do
+    [[ -f "$c/runs/extractors-s$seed.failed" ]] && { echo "FAILED: $part of $corpus seed $seed: its extractors failed"; exit 1; }
+    sleep 20
+  done
+  summarize "$c/runs/$part-s$seed" "$c/systems/sent_ptr-s$seed/pairs.jsonl" "$corpus" "$seed" "$c/systems/$part-gm-s$seed"
+}
+
+# One part of one seed, trained, or restored when KEEP has it.
+seed_part() {
+  local corpus=$1 seed=$2 part=$3 c="$out/$1" k="$keep/$1" t0 seconds
+  if [[ -f "$k/s$seed.done" || -f "$k/s$seed.$part.done" ]]; then
+    restore_part "$corpus" "$seed" "$part"
+    [[ $part == extractors ]] && touch "$c/runs/extractors-s$seed.ready"
+    echo "restored: $corpus seed $seed, $part (from $k)"
+    return 0
   fi
-  keep_seed "$corpus" "$seed" "$(( $(date +%s) - t0 ))"
-  echo "done: $corpus seed $seed ($(( $(date +%s) - t0 )) s)"
-  write_page
+  t0=$(date +%s)
+  case $part in
+    extractors) extractors_part "$corpus" "$seed" ;;
+    tlm) train "$c/runs/tlm-s$seed" configs/thesis-ch2-tlm.toml "$tlm_steps" "$corpus" tlm.extracts=none train.seed="$seed"
+         summarize "$c/runs/tlm-s$seed" none "$corpus" "$seed" "$c/systems/tlm-s$seed" ;;
+    tlm-e) tlm_e_part configs/thesis-ch2-tlm.toml "$corpus" "$seed" tlm-e ;;
+    tlm-e-long) tlm_e_part configs/thesis-ch2-tlm-long.toml "$corpus" "$seed" tlm-e-long ;;
+  esac
+  seconds=$(( $(date +%s) - t0 ))
+  flock "$out/.keep.lock" bash -c 'keep_part "$@"' _ "$corpus" "$seed" "$part" "$seconds"
+  echo "done: $corpus seed $seed, $part ($seconds s)"
+  if [[ -f "$k/s$seed.done" ]]; then
+    echo "done: $corpus seed $seed"
+    write_page
+  fi
 }
 
 # The page from the seeds kept so far, after each one: a session that stops mid-queue leaves a
@@ -222,7 +259,8 @@ write_page() {
     --planned "$corpora:$seeds" --tlm-steps "$tlm_steps" --extractor-steps "$extractor_steps" --report "$report"
   echo "== wrote $report"
 }
-export -f seed_systems train extract summarize score seed_runs seed_outputs keep_seed restore_seed write_page
+export -f seed_part extractors_part tlm_e_part train extract summarize score seed_parts part_runs part_outputs \
+  keep_part restore_part write_page
 export out strata threads extractor_steps tlm_steps keep corpora seeds report EXTRA
 
 for corpus in $corpora; do
@@ -251,9 +289,15 @@ for corpus in $corpora; do
   [[ -f "$c/systems/lead/copy-reference.json" ]] || "$strata" eval copy --pairs "$c/systems/lead/pairs.jsonl" \
     --field reference --json > "$c/systems/lead/copy-reference.json"
 done
-# Every corpus's seeds in one queue, so no core waits while another corpus has seeds left.
-for corpus in $corpora; do for seed in $seeds; do printf '%s\0%s\0' "$corpus" "$seed"; done; done |
-  xargs -0 -n 2 -P "$jobs" bash -c 'set -euo pipefail; seed_systems "$1" "$2"' _ ||
+# Every corpus's seeds' parts in one queue, so no core waits while parts are left. A seed's
+# extractors part comes before its TLM+E parts, which wait for its picks: it has started
+# whenever they wait. It marks its failure so that they stop too.
+rm -f "$out"/*/runs/extractors-s*.failed
+for corpus in $corpora; do
+  mkdir -p "$out/$corpus/runs"
+  for seed in $seeds; do for part in $(seed_parts "$corpus"); do printf '%s\0%s\0%s\0' "$corpus" "$seed" "$part"; done; done
+done | xargs -0 -n 3 -P "$jobs" bash -c 'set -euo pipefail
+  ( seed_part "$1" "$2" "$3" ) || { [[ $3 == extractors ]] && touch "$out/$1/runs/extractors-s$2.failed"; exit 1; }' _ ||
   { echo "FAILED: a seed's systems (its messages are above)"; exit 1; }
 
 write_page

@@ -297,9 +297,16 @@ def progress(keep, seeds_of, planned):
             f"process on one core, two side by side; `{keep}` keeps their outputs so that the experiment resumes on "
             "another machine).")
     missing = [(c, s) for c in planned_corpora for s in planned_seeds if (c, s) not in kept]
+
+    def parts_kept(corpus, seed):
+        """The parts of an unfinished seed that are kept (bench/thesis-ch2.sh trains a seed in parts)."""
+        d, prefix = os.path.join(keep, corpus), f"s{seed}."
+        parts = sorted(n[len(prefix):-len(".done")] for n in (os.listdir(d) if os.path.isdir(d) else [])
+                       if n.startswith(prefix) and n.endswith(".done") and n != f"s{seed}.done")
+        return f" ({', '.join(parts)} kept)" if parts else ""
     if missing:
         text += ("\n\n**Not finished:** this page covers " + (", ".join(f"{c} seed {s}" for c, s in kept) or "nothing") +
-                 "; still to run: " + ", ".join(f"{c} seed {s}" for c, s in missing) +
+                 "; still to run: " + ", ".join(f"{c} seed {s}{parts_kept(c, s)}" for c, s in missing) +
                  f" (`SEEDS=\"{' '.join(planned_seeds)}\" bash bench/thesis-ch2.sh` restores the kept ones and runs the "
                  "rest). The verdicts below are on the seeds run so far.")
     return text
