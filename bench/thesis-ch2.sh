@@ -42,6 +42,10 @@ vocab=${VOCAB:-4000}
 # One thread per run when seeds run side by side (more work done than one run on two threads).
 threads=$(( jobs > 1 ? 1 : 2 ))
 export OMP_NUM_THREADS=$threads
+# The checkout the runs are made from, kept beside their outputs: seeds kept on other machines
+# may come from other commits, and the page says which.
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- src include CMakeLists.txt configs 2>/dev/null || commit="$commit+changes"
 
 # The corpus's data, cut to its training and test sizes, and its tokenizer with the markers.
 prepare() {
@@ -148,8 +152,9 @@ part_outputs() {
 
 # A finished part's outputs into KEEP: each system's pairs without the texts it read (the
 # scores are computed again from them) and its copy rates (which need those texts), each run's
-# validation losses; its done marker holds the seconds it took. The part that completes its
-# seed marks the seed done with the seconds of all its parts.
+# validation losses; its done marker holds the seconds it took, and `commits` the checkout it
+# ran from. The part that completes its seed marks the seed done with the seconds of all its
+# parts.
 keep_part() {
   local corpus=$1 seed=$2 part=$3 seconds=$4 c="$out/$1" k="$keep/$1" name total=0
   mkdir -p "$k/runs"
@@ -165,6 +170,7 @@ for line in sys.stdin:
     grep '"split":"valid"' "$c/runs/$name/metrics.jsonl" > "$k/runs/$name.valid.jsonl" || true
   done
   echo "$seconds" > "$k/s$seed.$part.done"
+  echo "$seed $part $commit" >> "$k/commits"
   for part in $(seed_parts "$corpus"); do
     [[ -f "$k/s$seed.$part.done" ]] || return 0
     total=$(( total + $(cat "$k/s$seed.$part.done") ))
@@ -261,7 +267,7 @@ write_page() {
 }
 export -f seed_part extractors_part tlm_e_part train extract summarize score seed_parts part_runs part_outputs \
   keep_part restore_part write_page
-export out strata threads extractor_steps tlm_steps keep corpora seeds report EXTRA
+export out strata threads extractor_steps tlm_steps keep corpora seeds report commit EXTRA
 
 for corpus in $corpora; do
   prepare "$corpus"

@@ -282,6 +282,25 @@ def kept_seeds(keep, corpus):
     return sorted((n[1:-len(".done")] for n in names if re.fullmatch(r"s\d+\.done", n)), key=int)
 
 
+def checkouts(keep, kept):
+    """Which commits the kept seeds were trained from (bench/thesis-ch2.sh's `commits` files:
+    'seed part commit' lines), as a sentence; empty when none is recorded."""
+    by_commit = {}
+    for corpus, seed in kept:
+        path = os.path.join(keep, corpus, "commits")
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            for line in f:
+                fields = line.split()
+                if len(fields) == 3 and fields[0] == seed:
+                    by_commit.setdefault(fields[2], []).append(f"{corpus} seed {seed}")
+    if not by_commit:
+        return ""
+    return f" Trained from commit{'s' if len(by_commit) > 1 else ''} " + "; ".join(
+        f"`{c}` ({', '.join(dict.fromkeys(runs))})" for c, runs in by_commit.items()) + "."
+
+
 def progress(keep, seeds_of, planned):
     """What the page covers of the planned experiment, what it cost, and what is left."""
     planned_corpora, planned_seeds = (part.split() for part in planned.split(":"))
@@ -295,7 +314,7 @@ def progress(keep, seeds_of, planned):
                 kept.append((corpus, seed))
     text = (f"Its {len(kept)} corpus-and-seed run{'s' if len(kept) != 1 else ''} took {seconds / 3600:.1f} CPU-core hours in all (each run is one "
             f"process on one core, two side by side; `{keep}` keeps their outputs so that the experiment resumes on "
-            "another machine).")
+            "another machine)." + checkouts(keep, kept))
     missing = [(c, s) for c in planned_corpora for s in planned_seeds if (c, s) not in kept]
 
     def parts_kept(corpus, seed):
