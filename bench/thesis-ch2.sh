@@ -27,6 +27,7 @@
 #   VOCAB=4000         tokenizer vocabulary (the TLM's output layer is most of its cost)
 #   REPORT=docs/results/thesis-ch2.md   written after each finished seed, from the kept ones
 #   KEEP=docs/results/thesis-ch2/outputs   finished parts' outputs (commit them)
+#   BASELINES_ONLY=1   the corpora, tokenizers and baselines, then the page: nothing is trained
 set -euo pipefail
 build=${1:-build}
 out=${2:-runs/thesis-ch2}
@@ -295,6 +296,10 @@ for corpus in $corpora; do
   [[ -f "$c/systems/lead/copy-reference.json" ]] || "$strata" eval copy --pairs "$c/systems/lead/pairs.jsonl" \
     --field reference --json > "$c/systems/lead/copy-reference.json"
 done
+if [[ -n ${BASELINES_ONLY:-} ]]; then
+  write_page
+  exit 0
+fi
 # Every corpus's seeds' parts in one queue, so no core waits while parts are left. A seed's
 # extractors part comes before its TLM+E parts, which wait for its picks: it has started
 # whenever they wait. It marks its failure so that they stop too.
@@ -302,7 +307,7 @@ rm -f "$out"/*/runs/extractors-s*.failed
 for corpus in $corpora; do
   mkdir -p "$out/$corpus/runs"
   for seed in $seeds; do for part in $(seed_parts "$corpus"); do printf '%s\0%s\0%s\0' "$corpus" "$seed" "$part"; done; done
-done | xargs -0 -n 3 -P "$jobs" bash -c 'set -euo pipefail
+done | xargs -0 -r -n 3 -P "$jobs" bash -c 'set -euo pipefail
   ( seed_part "$1" "$2" "$3" ) || { [[ $3 == extractors ]] && touch "$out/$1/runs/extractors-s$2.failed"; exit 1; }' _ ||
   { echo "FAILED: a seed's systems (its messages are above)"; exit 1; }
 

@@ -282,6 +282,12 @@ def kept_seeds(keep, corpus):
     return sorted((n[1:-len(".done")] for n in names if re.fullmatch(r"s\d+\.done", n)), key=int)
 
 
+def shown(path):
+    """A path as the page shows it: relative to the checkout when it is inside it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
 def checkouts(keep, kept):
     """Which commits the kept seeds were trained from (bench/thesis-ch2.sh's `commits` files:
     'seed part commit' lines), as a sentence; empty when none is recorded."""
@@ -313,7 +319,7 @@ def progress(keep, seeds_of, planned):
                     seconds += int(f.read().strip() or 0)
                 kept.append((corpus, seed))
     text = (f"Its {len(kept)} corpus-and-seed run{'s' if len(kept) != 1 else ''} took {seconds / 3600:.1f} CPU-core hours in all (each run is one "
-            f"process on one core, two side by side; `{keep}` keeps their outputs so that the experiment resumes on "
+            f"process on one core, two side by side; `{shown(keep)}` keeps their outputs so that the experiment resumes on "
             "another machine)." + checkouts(keep, kept))
     missing = [(c, s) for c in planned_corpora for s in planned_seeds if (c, s) not in kept]
 
