@@ -219,22 +219,42 @@ echo '{"torch": "2.6.0+stand-in", "blas": "none", "sdpa_backend": "flash", "peak
 
 // The million-token bench, shortened: both cases run, the section sizes come from the man
 // pages given, and a folder without any is a clear error.
-TEST_F(CliAttn, BenchLongRunsBothCasesOnTheManPagesSections) {
+TEST_F(CliAttn, BenchLongRunsEveryCaseOnTheManPagesSections) {
   const fs::path json = dir_ / "long.json";
-  Result r = run("bench long --quick --length 2048 --threads 1 --man-dir " + kManPage.parent_path().string() +
-                 " --json " + json.string());
+  Result r = run("bench long --quick --length 2048 --chunk 512 --threads 1 --man-dir " +
+                 kManPage.parent_path().string() + " --json " + json.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(slurp(json));
   EXPECT_EQ(j["length"], 2048);
+  EXPECT_EQ(j["chunk"], 512);
   for (const char* name : {"window_global", "same_section_man"}) {
     ASSERT_TRUE(j["cases"].contains(name)) << name;
     EXPECT_GT(j["cases"][name]["tokens_per_s"].get<double>(), 0) << name;
     EXPECT_GT(j["cases"][name]["peak_over_layer_tensors"].get<double>(), 0) << name;
   }
-  const nlohmann::json& sections = j["cases"]["same_section_man"];
-  EXPECT_GT(sections["sections"].get<int>(), 2);
-  EXPECT_GE(sections["pages"].get<int>(), 2);  // the fixtures' pages, reused until 2048 words
-  EXPECT_LE(sections["largest_section_tokens"].get<int>(), 2048);
+  for (const char* name : {"window_global_streamed", "same_section_streamed"}) {
+    ASSERT_TRUE(j["cases"].contains(name)) << name;
+    EXPECT_GT(j["cases"][name]["tokens_per_s"].get<double>(), 0) << name;
+    EXPECT_TRUE(j["cases"][name]["under_2gb"].get<bool>()) << name;
+  }
+  for (const char* name : {"same_section_man", "same_section_streamed"}) {
+    const nlohmann::json& sections = j["cases"][name];
+    EXPECT_GT(sections["sections"].get<int>(), 2);
+    EXPECT_GE(sections["pages"].get<int>(), 2);  // the fixtures' pages, reused until 2048 words
+    EXPECT_LE(sections["largest_section_tokens"].get<int>(), 2048);
+  }
+
+  // --cases picks by letter or name, and an unknown one is refused before anything runs.
+  r = run("bench long --quick --length 2048 --cases b,window_global_streamed --threads 1 --man-dir " +
+          kManPage.parent_path().string() + " --json " + json.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json picked = nlohmann::json::parse(slurp(json));
+  EXPECT_EQ(picked["cases"].size(), 2u);
+  EXPECT_TRUE(picked["cases"].contains("same_section_man"));
+  EXPECT_TRUE(picked["cases"].contains("window_global_streamed"));
+  r = run("bench long --quick --length 2048 --cases e");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("unknown case 'e'"), std::string::npos) << r.err;
 
   fs::create_directories(dir_ / "empty");
   r = run("bench long --quick --length 2048 --threads 1 --man-dir " + (dir_ / "empty").string());
