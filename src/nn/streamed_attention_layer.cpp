@@ -69,7 +69,7 @@ struct Step {
 class GlobalRows {
  public:
   GlobalRows(Step& step, std::int64_t global, std::int64_t chunk) : step_(step), global_(global) {
-    at::Tensor o, lse;
+    at::Tensor o;
     {
       at::NoGradGuard no_grad;
       const at::Tensor x = step.embed(0, global);
