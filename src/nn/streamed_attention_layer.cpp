@@ -215,6 +215,9 @@ StreamedStepResult streamed_attention_step(const StreamedLayerWeights& weights, 
     throw Error(fmt::format("streamed attention: width {} is not a multiple of {} heads", model, weights.heads));
   if (chunk <= structure.global)
     throw Error(fmt::format("streamed attention: chunk {} must exceed the {} global tokens", chunk, structure.global));
+  if (structure.window < 0 || structure.global < 0 || structure.global >= ids.size(0))
+    throw Error(fmt::format("streamed attention: window {} and global {} must not be negative, and the global tokens "
+                            "fewer than the {} tokens", structure.window, structure.global, ids.size(0)));
   Step step{weights, ids, output_grad, ids.size(0), 1.0 / std::sqrt(static_cast<double>(model / weights.heads)), {}};
   if (structure.section.defined()) {
     if (structure.section.dim() != 1 || structure.section.size(0) != step.length ||

@@ -149,6 +149,7 @@ TEST(StreamedAttentionLayer, RejectsWhatItCannotStreamExactly) {
   EXPECT_THROW(streamed(layer, {0, 0, section}, 64), Error);
   EXPECT_THROW(streamed(layer, {8, 16, {}}, 16), Error);  // a chunk no longer than the global tokens
   EXPECT_THROW(streamed(layer, {0, 0, sections_of({10})}, 64), Error);  // sections of another length
+  EXPECT_THROW(streamed(layer, {4, kLength, {}}, 2 * kLength), Error);  // every token global: dense
 }
 
 }  // namespace

@@ -51,7 +51,8 @@ struct StreamedStepResult {
 
 // One forward + backward of the layer over token ids [L] (int64), queries `chunk` at a time.
 // strata::Error for ids that are not [L] int64, D not a multiple of heads, chunk <= global, a
-// section id below the one before it, or sections not one int32 per token.
+// negative window or global, global >= L, a section id below the one before it, or sections
+// not one int32 per token.
 StreamedStepResult streamed_attention_step(const StreamedLayerWeights& weights, const at::Tensor& ids,
                                            const StreamedStructure& structure, const OutputGradient& output_grad,
                                            std::int64_t chunk);
