@@ -43,9 +43,9 @@ using Json = nlohmann::ordered_json;
 
 constexpr std::int64_t kHeads = 8;
 constexpr std::int64_t kHeadDim = 64;
-constexpr std::int64_t kLayerTensors = 8;  // q, k, v, dout, out, dq, dk, dv
-constexpr std::int64_t kStreamedVocab = 8000;      // the streamed layer's embedding rows
-constexpr double kBudgetMb = 2048;         // the "under 2 GB"
+constexpr std::int64_t kLayerTensors = 8;       // q, k, v, dout, out, dq, dk, dv
+constexpr std::int64_t kStreamedVocab = 8000;  // the streamed layer's embedding rows
+constexpr double kBudgetMb = 2048;             // the "under 2 GB"
 
 struct LongCase {
   const char* id;
