@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -281,6 +282,19 @@ void run_parent(const LongBenchOptions& o) {
     cases_json[c.name] = std::move(entry);
   }
   table.print();
+  // The streamed layer against attention alone on whole tensors, same structure, same run.
+  const auto ran = [&](const char* name) {
+    return std::any_of(cases.begin(), cases.end(), [&](const LongCase& c) { return std::string(c.name) == name; });
+  };
+  for (const auto& [streamed, whole] : {std::pair{"window_global_streamed", "window_global"},
+                                        std::pair{"same_section_streamed", "same_section_man"}}) {
+    if (!ran(streamed) || !ran(whole)) continue;
+    const double time_ratio = session.median_ms(streamed) / session.median_ms(whole);
+    const double memory_ratio = session[streamed].maxrss_mb / session[whole].maxrss_mb;
+    std::printf("%s / %s: time %.2fx, peak memory %.3fx (the whole layer streamed against attention alone)\n",
+                long_case(streamed).id, long_case(whole).id, time_ratio, memory_ratio);
+    cases_json[streamed]["over_whole_tensors"] = {{"time", time_ratio}, {"peak_memory", memory_ratio}};
+  }
   std::printf("\n");
   for (const LongCase& c : cases) {
     const Json& result = session.result(c.name);

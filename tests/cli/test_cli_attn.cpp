@@ -236,6 +236,8 @@ TEST_F(CliAttn, BenchLongRunsEveryCaseOnTheManPagesSections) {
     ASSERT_TRUE(j["cases"].contains(name)) << name;
     EXPECT_GT(j["cases"][name]["tokens_per_s"].get<double>(), 0) << name;
     EXPECT_TRUE(j["cases"][name]["under_2gb"].get<bool>()) << name;
+    // Beside attention alone on whole tensors of the same structure, in the same run.
+    EXPECT_GT(j["cases"][name]["over_whole_tensors"]["peak_memory"].get<double>(), 0) << name;
   }
   for (const char* name : {"same_section_man", "same_section_streamed"}) {
     const nlohmann::json& sections = j["cases"][name];
