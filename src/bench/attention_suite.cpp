@@ -28,6 +28,7 @@
 #include "strata/attn/tile_products.h"
 #include "strata/attn/token_layout.h"
 #include "strata/bench/blas_info.h"
+#include "strata/bench/cpu_ceiling.h"
 #include "strata/bench/child_process.h"
 #include "strata/bench/peer_program.h"
 #include "strata/bench/session.h"
@@ -334,6 +335,7 @@ void run_parent(const AttentionBenchOptions& o) {
               o.run.quick ? " (--quick)" : "");
   std::printf("BLAS: %s; fused tile products: %s\n", blas_description().c_str(), attn::fused_tile_products());
   session.print_load();
+  const double peak = fma_peak_gflops(o.run.threads);
 
   const bool composite = o.length <= kCompositeMaxLength;
   if (!composite)
@@ -421,6 +423,15 @@ void run_parent(const AttentionBenchOptions& o) {
               "the case's child; the ratio is the median of the per-round ratios\n");
   std::printf("GFLOP/s: fused dense %.1f of sgemm %.1f = %.3f; %s\n", fused_gflops, sgemm_gflops,
               fused_gflops / sgemm_gflops, kFlopsAccounting);
+  // The same flops on the peer's side: the ceiling over its rate bounds any lead over it.
+  const double peer_gflops = peer.empty() ? 0 : session.result("fused_dense")["flops_per_step"].get<double>() /
+                                                    peer[0].ms * 1e-6;
+  std::printf("ceiling: %s; fused dense at %.3f of it, sgemm at %.3f", describe_peak(peak, o.run.threads).c_str(),
+              fused_gflops / peak, sgemm_gflops / peak);
+  if (!peer.empty())
+    std::printf(", PyTorch 2.6 SDPA at %.3f: no kernel of the same flops can pass %.2fx the peer on this CPU",
+                peer_gflops / peak, peak / peer_gflops);
+  std::printf("\n");
   std::printf("peak MB: the case's whole process (ru_maxrss); +MB: what its steps added over its inputs "
               "(VmHWM - VmRSS)\n");
   session.print_noisy();
@@ -441,6 +452,9 @@ void run_parent(const AttentionBenchOptions& o) {
       {{"flops_accounting", kFlopsAccounting},
        {"fused_dense_gflops", fused_gflops},
        {"sgemm_gflops", sgemm_gflops},
+       {"fma_peak_gflops", peak},
+       {"fma_peak_isa", fma_peak_isa()},
+       {"peer_sdpa_gflops", peer.empty() ? Json(nullptr) : Json(peer_gflops)},
        {"blas", blas_description()},
        {"tile_products", attn::fused_tile_products()},
        {"peer", peer_info},

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "strata/bench/blas_info.h"
+#include "strata/bench/cpu_ceiling.h"
 #include "strata/bench/table.h"
 #include "strata/bench/timing.h"
 #include "strata/core/files.h"
@@ -53,11 +54,13 @@ void run_linear_bench(LinearBenchOptions o) {
               "fp32, %d threads, median of %d rounds%s\n",
               long(o.rows), o.run.threads, o.run.rounds, o.run.quick ? " (--quick)" : "");
   std::printf("BLAS: %s\n", blas_description().c_str());
+  const double peak = fma_peak_gflops(o.run.threads);
+  std::printf("CPU: %s; %s\n", describe(this_cpu()).c_str(), describe_peak(peak, o.run.threads).c_str());
   std::printf("strata's product: %s (STRATA_LINEAR=libtorch in the environment runs libtorch's in strata's layers)\n",
               nn::linear_products());
 
   Table table({{"layer", -20}, {"strata ms", 10}, {"libtorch ms", 12}, {"libtorch/strata", 16}, {"strata GFLOP/s", 15},
-               {"libtorch GFLOP/s", 17}});
+               {"libtorch GFLOP/s", 17}, {"strata/peak", 12}});
   Json cases = Json::object();
   torch::manual_seed(1);
   for (const Layer& layer : layers()) {
@@ -81,16 +84,17 @@ void run_linear_bench(LinearBenchOptions o) {
     const double gflop = 3 * 2.0 * double(o.rows) * double(layer.in) * double(layer.out) / 1e9;
     const double ours_ms = t.median_ms(0), theirs_ms = t.median_ms(1), ratio = 1 / t.paired_ratio(0, 1);
     table.row({layer.name, fixed(ours_ms, 2), fixed(theirs_ms, 2), fixed(ratio, 2), fixed(gflop / ours_ms * 1e3, 1),
-               fixed(gflop / theirs_ms * 1e3, 1)});
+               fixed(gflop / theirs_ms * 1e3, 1), fixed(gflop / ours_ms * 1e3 / peak, 3)});
     cases[layer.name] = {{"strata_ms", ours_ms}, {"libtorch_ms", theirs_ms}, {"libtorch_over_strata", ratio},
-                         {"gflop", gflop}, {"busy_rounds_included", t.busy_rounds_included}};
+                         {"gflop", gflop}, {"strata_of_peak", gflop / ours_ms * 1e3 / peak}, {"busy_rounds_included", t.busy_rounds_included}};
   }
   table.print();
   std::printf("libtorch/strata > 1: strata's product is faster (paired per round); rounds with other processes "
               "above %.1f cores are set aside when enough are quiet\n", kBusyCores);
   if (!o.run.json.empty()) {
     const Json result{{"benchmark", "linear"}, {"rows", o.rows}, {"threads", o.run.threads}, {"rounds", o.run.rounds},
-                      {"quick", o.run.quick}, {"blas", blas_description()}, {"strata_product", nn::linear_products()},
+                      {"quick", o.run.quick}, {"blas", blas_description()}, {"cpu", describe(this_cpu())}, {"fma_peak_gflops", peak},
+                      {"strata_product", nn::linear_products()},
                       {"cases", cases}};
     write_file_atomic(o.run.json, result.dump(2) + "\n");
     std::printf("results: %s\n", o.run.json.c_str());

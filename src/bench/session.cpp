@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/bench/cpu_ceiling.h"
 #include "strata/bench/cpu_load.h"
 #include "strata/core/error.h"
 #include "strata/core/files.h"
@@ -19,6 +20,7 @@ Session::Session(std::string benchmark, std::vector<std::string> command, RunOpt
 }
 
 void Session::print_load() const {
+  std::printf("CPU: %s\n", describe(this_cpu()).c_str());
   std::printf("other processes' CPU use before the start: %.2f cores (load average %s)%s\n", others_before_,
               load_average().c_str(), others_before_ > busy_cores_ ? "  -- machine busy: timings may be noisy" : "");
   std::fflush(stdout);
@@ -75,6 +77,7 @@ void Session::write_json(const nlohmann::ordered_json& settings, const nlohmann:
   result.update(nlohmann::ordered_json{{"threads", options_.threads},
                                        {"rounds", options_.rounds},
                                        {"quick", options_.quick},
+                                       {"cpu", describe(this_cpu())},
                                        {"other_processes_cores_before", others_before_},
                                        {"busy_threshold_cores", busy_cores_}});
   if (!findings.empty()) result.update(findings);

@@ -171,6 +171,11 @@ TEST_F(CliAttn, BenchQuickPrintsEveryCase) {
   }
   EXPECT_EQ(j["cases"]["fused_dense"]["rho"], 0.0);
   EXPECT_NE(r.out.find("GFLOP/s"), std::string::npos) << r.out;
+  // The ceiling: the measured FMA peak, and the fused kernel's share of it.
+  EXPECT_GT(j["fma_peak_gflops"].get<double>(), 0.0);
+  EXPECT_NE(r.out.find("ceiling: fp32 FMA peak"), std::string::npos) << r.out;
+  EXPECT_NE(j["cpu"].get<std::string>().find("family"), std::string::npos) << j["cpu"];
+  EXPECT_TRUE(j["peer_sdpa_gflops"].is_null());
   EXPECT_NE(r.out.find("peer: not run"), std::string::npos) << r.out;  // no --peer
   EXPECT_FALSE(j["cases"].contains("torch_sdpa"));
 }
@@ -206,6 +211,10 @@ echo '{"torch": "2.6.0+stand-in", "blas": "none", "sdpa_backend": "flash", "peak
   EXPECT_EQ(j["cases"]["torch_sdpa"]["target"]["bound"], 1.25);
   EXPECT_EQ(j["peer"]["torch"], "2.6.0+stand-in");
   EXPECT_NE(r.out.find("PyTorch 2.6 SDPA"), std::string::npos) << r.out;
+  // The peer's rate is dense's flops over its 40 ms; the bound on any lead is the peak over it.
+  const double flops = j["cases"]["fused_dense"]["flops_per_step"].get<double>();
+  EXPECT_NEAR(j["peer_sdpa_gflops"].get<double>(), flops / 40.0 * 1e-6, 1e-9);
+  EXPECT_NE(r.out.find("no kernel of the same flops can pass"), std::string::npos) << r.out;
 
   // A runner that says the peer's root is missing (exit 3): the benchmark goes on without it.
   const fs::path missing = write("missing.sh", "#!/bin/sh\necho 'no peer root' >&2\nexit 3\n");

@@ -84,16 +84,23 @@ TEST_F(CliBench, LinearTimesEveryLayerBothWaysAndNamesTheKernels) {
   const fs::path json = dir_ / "linear.json";
   const Result r = run("bench linear --quick --rows 64 --threads 1 --json " + json.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* word : {"BLAS:", "strata's product:", "libtorch/strata", "lm_head 256->8000"})
+  for (const char* word : {"BLAS:", "CPU:", "fp32 FMA peak", "strata's product:", "libtorch/strata", "strata/peak",
+                           "lm_head 256->8000"})
     EXPECT_NE(r.out.find(word), std::string::npos) << word << "\n" << r.out;
   const nlohmann::json j = nlohmann::json::parse(slurp(json));
   EXPECT_EQ(j["benchmark"], "linear");
   EXPECT_EQ(j["rows"], 64);
+  const double peak = j["fma_peak_gflops"].get<double>();
+  EXPECT_GT(peak, 0.0);
+  EXPECT_NE(j["cpu"].get<std::string>().find("family"), std::string::npos) << j["cpu"];
   ASSERT_EQ(j["cases"].size(), 4u);
   for (const auto& [layer, c] : j["cases"].items()) {
     EXPECT_GT(c["strata_ms"].get<double>(), 0.0) << layer;
     EXPECT_GT(c["libtorch_ms"].get<double>(), 0.0) << layer;
     EXPECT_GT(c["libtorch_over_strata"].get<double>(), 0.0) << layer;
+    // The fraction of the ceiling is the layer's GFLOP/s over the measured peak.
+    EXPECT_NEAR(c["strata_of_peak"].get<double>(),
+                c["gflop"].get<double>() / c["strata_ms"].get<double>() * 1e3 / peak, 1e-9) << layer;
   }
 }
 
