@@ -13,10 +13,11 @@ namespace strata::nn {
 namespace {
 
 // out[e] = in[e] * kept where element first + e's draw passes, in[e] * 0 elsewhere: the forward
-// on x and, with the same row, the backward on the output's gradient. Compiled for AVX-512F,
-// AVX2 and baseline x86-64 (the loader picks one): the 64-bit hashing vectorises.
+// on x and, with the same row, the backward on the output's gradient. Compiled for AVX-512
+// (x86-64-v4: its DQ extension multiplies 64-bit lanes, which AVX-512F alone emulates), AVX2
+// and baseline x86-64 (the loader picks one): the 64-bit hashing vectorises.
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
 void scale_kept(const float* in, float* out, std::int64_t first, std::int64_t count, std::uint64_t row,
                 std::int32_t first_kept, float kept) {
