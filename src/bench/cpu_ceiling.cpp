@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -140,9 +141,10 @@ std::string describe_peak(double gflops, int threads) {
 }
 
 double fma_peak_gflops(int threads) {
+  threads = std::max(threads, 1);
   const Probe probe = widest_probe();
   const std::int64_t iterations = probe.lanes == 1 ? kIterations / 16 : kIterations;
-  std::vector<float> sink(static_cast<std::size_t>(std::max(threads, 1)));
+  std::vector<float> sink(static_cast<std::size_t>(threads));
   double best_seconds = 0;
   for (int run = 0; run < 5; ++run) {
     const auto start = std::chrono::steady_clock::now();
