@@ -8,6 +8,7 @@
 
 #include "strata/attn/counter_random.h"
 #include "attn/kernels/fused_tiles.h"
+#include "attn/kernels/softmax_rows_avx512.h"
 
 namespace strata::attn::tiles {
 namespace {
@@ -115,6 +116,57 @@ TEST(FusedTiles, MaxThenExpShiftSumRows) {
   EXPECT_EQ(sum[2], 1.0f);
   for (std::int64_t c = 0; c < cols; ++c) EXPECT_EQ(s[2 * ld + c], 0.0f);
 }
+
+#ifdef STRATA_SOFTMAX_ROWS_AVX512
+// The AVX-512 rows the softmax uses where the CPU has them, against libm and the plain loop:
+// the same relative error bound over the whole normal range, exactly 0 below log(FLT_MIN) and
+// for -inf, NaN kept, and every row length from 0 to 40 (whole vectors and masked tails).
+TEST(FusedTiles, Avx512RowsMatchThePlainLoops) {
+  if (!avx512::available()) GTEST_SKIP() << "this CPU has no AVX-512F";
+  std::vector<float> x;
+  for (double t = -87.0; t <= 88.0; t += 0.000731) x.push_back(static_cast<float>(t));
+  std::vector<float> y = x;
+  avx512::exp_shifted(y.data(), static_cast<std::int64_t>(y.size()), 0.0f);
+  double worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double exact = std::exp(static_cast<double>(x[i]));
+    worst = std::max(worst, std::abs(y[i] - exact) / exact);
+  }
+  EXPECT_LT(worst, 2.5e-7);
+
+  std::vector<float> edge = {-kInf, -1e30f, -90.0f, -87.5f, 0.0f, -0.0f, 1.0f,
+                             std::numeric_limits<float>::quiet_NaN()};
+  avx512::exp_shifted(edge.data(), static_cast<std::int64_t>(edge.size()), 0.0f);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(edge[i], 0.0f) << i;
+  EXPECT_EQ(edge[4], 1.0f);
+  EXPECT_EQ(edge[5], 1.0f);
+  EXPECT_NEAR(edge[6], std::exp(1.0f), 3e-7f);
+  EXPECT_TRUE(std::isnan(edge[7]));
+
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 4.0f);
+  for (std::int64_t n = 0; n <= 40; ++n) {
+    std::vector<float> row(static_cast<std::size_t>(n) + 1);
+    for (float& v : row) v = normal(rng);
+    if (n > 3) row[2] = -kInf;
+    const float sentinel = row[n];  // one past the row: must stay untouched
+    float expected_max = -kInf;
+    for (std::int64_t c = 0; c < n; ++c) expected_max = std::max(expected_max, row[c]);
+    EXPECT_EQ(avx512::row_max(row.data(), n), expected_max) << n;
+    std::vector<float> plain(row.begin(), row.begin() + n);
+    for (float& v : plain) v -= expected_max;
+    exp_inplace(plain.data(), n);
+    float plain_sum = 0;
+    for (float v : plain) plain_sum += v;
+    const float sum = avx512::exp_shifted_sum(row.data(), n, n ? expected_max : 0.0f);
+    for (std::int64_t c = 0; c < n; ++c) EXPECT_NEAR(row[c], plain[c], 2.5e-7f * plain[c] + 1e-30f) << n;
+    EXPECT_NEAR(sum, plain_sum, 1e-6f * (plain_sum + 1)) << n;
+    EXPECT_EQ(row[n], sentinel) << n;
+  }
+  const float all_hidden[3] = {-kInf, -kInf, -kInf};
+  EXPECT_EQ(avx512::row_max(all_hidden, 3), -kInf);
+}
+#endif
 
 // The kernels' Gumbel noise: counter_gumbel's (std::log) within float rounding, the same
 // value vectorised and one at a time, and finite for every u, the top cell included.

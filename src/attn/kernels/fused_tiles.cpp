@@ -1,5 +1,6 @@
 #include "fused_tiles.h"
 
+#include "softmax_rows_avx512.h"
 #include "strata/attn/counter_random.h"
 
 #include <cmath>
@@ -35,6 +36,13 @@ namespace strata::attn::tiles {
 namespace {
 
 constexpr int kLanes = 8;  // one AVX2 register of floats; reductions keep this many partials
+
+// The softmax's row loops go to softmax_rows_avx512.cpp where the CPU has AVX-512F.
+#ifdef STRATA_SOFTMAX_ROWS_AVX512
+const bool kAvx512Rows = avx512::available();
+#else
+constexpr bool kAvx512Rows = false;
+#endif
 
 // Cephes expf: exp(x) = 2^k * exp(r), k = round(x / ln 2), r = x - k ln 2 in [-ln2/2, ln2/2]
 // (ln 2 split in two for an exact reduction), exp(r) by a degree-7 polynomial, 2^k built in
@@ -140,6 +148,9 @@ STRATA_INLINE T exp_any(T x) {
 // as int32, with the magnitude bits flipped for negatives, order exactly as the floats do
 // (-inf included), and integer max vectorises.
 STRATA_INLINE float row_max(const float* x, std::int64_t n) {
+#ifdef STRATA_SOFTMAX_ROWS_AVX512
+  if (kAvx512Rows) return avx512::row_max(x, n);
+#endif
   std::int32_t key = std::numeric_limits<std::int32_t>::min();
   for (std::int64_t c = 0; c < n; ++c) {
     const std::int32_t bits = __builtin_bit_cast(std::int32_t, x[c]);
@@ -159,6 +170,10 @@ STRATA_INLINE double row_max(const double* x, std::int64_t n) {
 // x[c] = exp(x[c] - shift), returning the sum of the results.
 template <class T>
 STRATA_INLINE T exp_shifted_sum(T* x, std::int64_t n, T shift) {
+#ifdef STRATA_SOFTMAX_ROWS_AVX512
+  if constexpr (std::is_same_v<T, float>)
+    if (kAvx512Rows) return avx512::exp_shifted_sum(x, n, shift);
+#endif
   T lanes[kLanes] = {};
   std::int64_t c = 0;
   for (; c + kLanes <= n; c += kLanes)
@@ -173,6 +188,16 @@ STRATA_INLINE T exp_shifted_sum(T* x, std::int64_t n, T shift) {
   }
   for (int l = 0; l < kLanes; ++l) sum += lanes[l];
   return sum;
+}
+
+// x[c] = exp(x[c] - shift).
+template <class T>
+STRATA_INLINE void exp_shifted(T* x, std::int64_t n, T shift) {
+#ifdef STRATA_SOFTMAX_ROWS_AVX512
+  if constexpr (std::is_same_v<T, float>)
+    if (kAvx512Rows) return avx512::exp_shifted(x, n, shift);
+#endif
+  for (std::int64_t c = 0; c < n; ++c) x[c] = exp_any<T>(x[c] - shift);
 }
 
 template <class T>
@@ -191,24 +216,28 @@ STRATA_INLINE void mask_hidden_t(T* s, std::int64_t lds, const std::uint8_t* vis
   }
 }
 
+// The rows' new maxima first, then every row's rescale factor exp(old max - new max) in one
+// vector pass (one libm call per row cost as much as a row's exps), then each row's exps.
 template <class T>
 STRATA_INLINE void online_softmax_t(T* s, std::int64_t lds, std::int64_t rows, std::int64_t cols,
                                     T* running_max, T* running_sum, T* rescale) {
   constexpr T kNone = -std::numeric_limits<T>::infinity();
   for (std::int64_t r = 0; r < rows; ++r) {
-    T* row = s + r * lds;
-    const T old_max = running_max[r];
-    const T tile_max = row_max(row, cols);
+    const T old_max = running_max[r], tile_max = row_max(s + r * lds, cols);
     const T new_max = old_max > tile_max ? old_max : tile_max;
-    if (new_max == kNone) {  // nothing visible so far: exp(-inf - -inf) would be NaN
+    // exp(-inf) is the 0 a row that saw nothing before needs; -inf - -inf would be NaN.
+    rescale[r] = new_max == kNone ? T(0) : old_max - new_max;
+    running_max[r] = new_max;
+  }
+  exp_shifted(rescale, rows, T(0));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    T* row = s + r * lds;
+    if (running_max[r] == kNone) {  // nothing visible so far
       for (std::int64_t c = 0; c < cols; ++c) row[c] = 0;
       rescale[r] = 1;
       continue;
     }
-    const T sum = exp_shifted_sum(row, cols, new_max);
-    rescale[r] = old_max == kNone ? T(0) : std::exp(old_max - new_max);
-    running_sum[r] = running_sum[r] * rescale[r] + sum;
-    running_max[r] = new_max;
+    running_sum[r] = running_sum[r] * rescale[r] + exp_shifted_sum(row, cols, running_max[r]);
   }
 }
 
@@ -238,11 +267,7 @@ STRATA_INLINE void exp_shift_sum_rows_t(T* s, std::int64_t lds, std::int64_t row
 template <class T>
 STRATA_INLINE void exp_minus_rows_t(T* s, std::int64_t lds, std::int64_t rows, std::int64_t cols,
                                     const T* lse) {
-  for (std::int64_t r = 0; r < rows; ++r) {
-    T* row = s + r * lds;
-    const T shift = lse[r];
-    for (std::int64_t c = 0; c < cols; ++c) row[c] = exp_any<T>(row[c] - shift);
-  }
+  for (std::int64_t r = 0; r < rows; ++r) exp_shifted(s + r * lds, cols, lse[r]);
 }
 
 template <class T>
