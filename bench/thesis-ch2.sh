@@ -24,6 +24,9 @@
 #   TEST_DOCS=...      test documents scored (descriptions 500, man 300)
 #   EXTRACTOR_STEPS=500 TLM_STEPS=8000   EXTRA="k=v ..." overrides for every training run
 #   JOBS=2             parts of seeds trained side by side, one thread each
+#   PARTS="extractors tlm tlm-e tlm-e-long"   the parts queued (default all): e.g. PARTS=tlm
+#                      to train only the part that fits in the time left (a TLM+E part waits
+#                      for its seed's extractors: queue them too unless they are kept)
 #   VOCAB=4000         tokenizer vocabulary (the TLM's output layer is most of its cost)
 #   REPORT=docs/results/thesis-ch2.md   written after each finished seed, from the kept ones
 #   KEEP=docs/results/thesis-ch2/outputs   finished parts' outputs (commit them)
@@ -43,6 +46,10 @@ vocab=${VOCAB:-4000}
 # One thread per run when seeds run side by side (more work done than one run on two threads).
 threads=$(( jobs > 1 ? 1 : 2 ))
 export OMP_NUM_THREADS=$threads
+for part in ${PARTS:-}; do
+  [[ " extractors tlm tlm-e tlm-e-long " == *" $part "* ]] ||
+    { echo "PARTS: no part named '$part' (extractors, tlm, tlm-e, tlm-e-long)"; exit 1; }
+done
 # The checkout the runs are made from, kept beside their outputs: seeds kept on other machines
 # may come from other commits, and the page says which.
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -306,7 +313,9 @@ fi
 rm -f "$out"/*/runs/extractors-s*.failed
 for corpus in $corpora; do
   mkdir -p "$out/$corpus/runs"
-  for seed in $seeds; do for part in $(seed_parts "$corpus"); do printf '%s\0%s\0%s\0' "$corpus" "$seed" "$part"; done; done
+  for seed in $seeds; do for part in $(seed_parts "$corpus"); do
+    if [[ -z ${PARTS:-} || " $PARTS " == *" $part "* ]]; then printf '%s\0%s\0%s\0' "$corpus" "$seed" "$part"; fi
+  done; done
 done | xargs -0 -r -n 3 -P "$jobs" bash -c 'set -euo pipefail
   ( seed_part "$1" "$2" "$3" ) || { [[ $3 == extractors ]] && touch "$out/$1/runs/extractors-s$2.failed"; exit 1; }' _ ||
   { echo "FAILED: a seed's systems (its messages are above)"; exit 1; }
