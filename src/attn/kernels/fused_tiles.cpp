@@ -217,7 +217,7 @@ STRATA_INLINE void mask_hidden_t(T* s, std::int64_t lds, const std::uint8_t* vis
 }
 
 // The rows' new maxima first, then every row's rescale factor exp(old max - new max) in one
-// vector pass (one libm call per row cost as much as a row's exps), then each row's exps.
+// vector pass (a libm call per row cost half as much as the row's 64 exps), then the exps.
 template <class T>
 STRATA_INLINE void online_softmax_t(T* s, std::int64_t lds, std::int64_t rows, std::int64_t cols,
                                     T* running_max, T* running_sum, T* rescale) {
