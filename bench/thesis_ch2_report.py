@@ -207,7 +207,8 @@ def corpus_section(out_dir, corpus, seeds, figures, report):
     lines += ["Findings, each a paired bootstrap over the test documents of ROUGE-2 and ROUGE-L F (each "
               f"document's score averaged over the seeds), {RESAMPLES} resamples, two-sided p; a finding holds "
               "when both differences are positive with p < 0.05 and every trained system in it has two seeds or "
-              "more:", ""]
+              "more, and goes the other way when both are negative with p < 0.05; anything between is not "
+              "established:", ""]
     for a, b, text in findings:
         if any(ONLY_ON.get(n, corpus) != corpus for n in (a, b)):
             continue
@@ -224,10 +225,18 @@ def corpus_section(out_dir, corpus, seeds, figures, report):
             verdict = "one seed: no spread, no verdict"
         elif all(d > 0 and p < 0.05 for d, p in tests):
             verdict = "**holds**"
-        elif any(d < 0 and p < 0.05 for d, p in tests):
+        elif all(d < 0 and p < 0.05 for d, p in tests):
             verdict = "**does not hold** (the other way, significantly)"
         else:
-            verdict = "not established (p >= 0.05 on one metric or both)"
+            # One metric significant and the other not (or the two disagreeing): say which, decide nothing.
+            signif = [f"{kind}, {'in its favour' if d > 0 else 'the other way'}"
+                      for kind, (d, p) in zip(("rouge2", "rougeL"), tests) if p < 0.05]
+            if not signif:
+                verdict = "not established (p >= 0.05 on both metrics)"
+            elif len(signif) == 1:
+                verdict = f"not established (significant only on {signif[0]})"
+            else:
+                verdict = f"not established (the metrics disagree: {' and '.join(signif)})"
         lines.append(f"- {text}: " + ", ".join(parts) + f": {verdict}")
     lines.append("")
 
