@@ -18,6 +18,11 @@ from report_common import (best_valid_loss, distinct_share, figure_lines, finish
 BASE, ENC, DEC, BOTH = "longformer", "hibrids-enc", "hibrids-dec", "hibrids-enc-dec"
 HIERENC, HIERENC_HIBRIDS = "hierenc", "hierenc-hibrids"
 CONSTANT = "constant"
+# The page's systems (Table 1's, Table 5's HIERENC with HIBRIDS and HIBRIDS on both sides) as
+# recipes (`strata recipes list`), and the seeds each should have.
+SYSTEMS = ["longformer", "sectok", "lvlsectok", "tokbias", "secbias", "hierenc", "multitask", "hibrids-enc",
+           "hibrids-s-enc", "hibrids-dec", "hibrids-s-dec", "hibrids-enc-dec", "hierenc-hibrids"]
+SEEDS = 3
 CANDIDATES = 300  # training hierarchies tried as the constant output, each against as many others
 
 
@@ -71,6 +76,19 @@ def constant_baseline(strata, data_dir, test_references):
     best = candidates[max(range(len(candidates)), key=means.__getitem__)]
     rows, summary = hierarchy_scores(strata, [(best, r) for r in test_references])
     return best, rows, summary
+
+
+def not_run_lines(runs):
+    """The page's lines on Table 1's systems and seeds that are not in `runs`."""
+    missing = [r for r in SYSTEMS if not runs.get(r)]
+    short = [r for r in SYSTEMS if runs.get(r) and len(runs[r]) < SEEDS]
+    lines = []
+    if missing:
+        lines.append(f"- **{', '.join(r.upper() for r in missing)}**: the recipes exist, not run here "
+                     "(`RECIPES=\"...\" TASK=qs bench/seed001.sh` adds them, keeping the runs already made).")
+    if short:
+        lines.append(f"- Fewer than {SEEDS} seeds: {', '.join(f'{r.upper()} ({len(runs[r])})' for r in short)}.")
+    return lines
 
 
 def load_runs(runs_dir, recipes):
@@ -242,11 +260,9 @@ def main():
         L += figure_lines(args.out, args.figures.split())
     L += ["", "## What was not run, and why", "",
           "- **Task II (QSGen-ChildQ, Table 2)**: built (`data.qs_task = child_questions`) and tested, not run here: "
-          "its targets are the section questions, templates of the headings this corpus puts in the input.",
-          "- **SECTOK, LVLSECTOK, TOKBIAS, SECBIAS, HIBRIDS_S-ENC/DEC**, and a third seed: the recipes exist; left "
-          "out to fit a session (`RECIPES=\"...\" SEEDS=\"1 2 3\" TASK=qs bench/seed001.sh` adds them; a run is "
-          "about 9 minutes on one core).",
-          "- **Human evaluation (Table 3)** and GovReport-QS itself (not in Debian): the loader reads its "
+          "its targets are the section questions, templates of the headings this corpus puts in the input."]
+    L += not_run_lines(runs)
+    L += ["- **Human evaluation (Table 3)** and GovReport-QS itself (not in Debian): the loader reads its "
           "JSONL shape (docs/formats.md), the data is not here.", "",
           "## The constant baseline's output", "", "```", constant, "```", "",
           "## Settings", "", "`configs/seed001-qs.toml`, with `train.seed` = each seed and `threads = 1`:", "",

@@ -1,0 +1,52 @@
+# shellcheck shell=bash
+# Sourced by experiment scripts too long for one session: each finished run's outputs are kept
+# in the repository (under a KEEP folder), so that a later session, on this machine or another,
+# restores them instead of training again and runs only what is missing. A run is kept whole or
+# not at all; JSON Lines files are kept gzipped.
+#
+# keep_inputs KEEP FILE...   the inputs the kept runs were made from, by content: the first call
+#                            writes KEEP/fingerprint, later ones stop the script when they differ
+# keep_files SRC DEST PATH...  SRC/PATH (files or folders, relative) into DEST
+# restore_files KEPT DEST      a kept folder back, unzipped
+# keep_commit KEEP NAME        records in KEEP/commits the checkout NAME ran from
+
+keep_inputs() {
+  local keep=$1 now
+  shift
+  now=$(sha256sum "$@" | awk '{print $1}')
+  if [[ -f "$keep/fingerprint" ]]; then
+    [[ "$now" == "$(cat "$keep/fingerprint")" ]] || {
+      echo "FAILED: the inputs ($*) differ from those the runs kept in $keep were made on" \
+        "($keep/fingerprint: the Debian archive or the installed man pages changed). Move $keep away to start over." >&2
+      exit 1
+    }
+  else
+    mkdir -p "$keep" && echo "$now" > "$keep/fingerprint"
+  fi
+}
+
+keep_files() {
+  local src=$1 dest=$2 path
+  shift 2
+  rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
+  for path in "$@"; do
+    mkdir -p "$(dirname "$dest.tmp/$path")"
+    cp -r "$src/$path" "$dest.tmp/$path"
+  done
+  find "$dest.tmp" -name '*.jsonl' -exec gzip -n {} +
+  rm -rf "$dest" && mv "$dest.tmp" "$dest"
+}
+
+restore_files() {
+  local kept=$1 dest=$2
+  mkdir -p "$dest"
+  cp -r "$kept/." "$dest/"
+  find "$dest" -name '*.jsonl.gz' -exec gunzip -f {} +
+}
+
+keep_commit() {
+  local commit
+  commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  git diff --quiet HEAD -- src include CMakeLists.txt configs 2>/dev/null || commit="$commit+changes"
+  echo "$2 $commit" >> "$1/commits"
+}
