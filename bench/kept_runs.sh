@@ -2,12 +2,15 @@
 # Sourced by experiment scripts too long for one session: each finished run's outputs are kept
 # in the repository (under a KEEP folder), so that a later session, on this machine or another,
 # restores them instead of training again and runs only what is missing. A run is kept whole or
-# not at all; JSON Lines files are kept gzipped.
+# not at all; JSON Lines files are kept gzipped and without their rows' "source" (the input text,
+# which the corpus holds).
 #
 # keep_inputs KEEP FILE...   the inputs the kept runs were made from, by content: the first call
 #                            writes KEEP/fingerprint, later ones stop the script when they differ
 # keep_files SRC DEST PATH...  SRC/PATH (files or folders, relative) into DEST
 # restore_files KEPT DEST      a kept folder back, unzipped
+# keep_base SRC DEST FILE...   a pretrained run that later runs start from (--base): FILEs and
+#                            its weights (the checkpoint --base loads, without optimizer state)
 # keep_commit KEEP NAME        records in KEEP/commits the checkout NAME ran from
 
 keep_inputs() {
@@ -33,7 +36,14 @@ keep_files() {
     mkdir -p "$(dirname "$dest.tmp/$path")"
     cp -r "$src/$path" "$dest.tmp/$path"
   done
-  find "$dest.tmp" -name '*.jsonl' -exec gzip -n {} +
+  find "$dest.tmp" -name '*.jsonl' -print0 | while IFS= read -r -d '' file; do
+    python3 -c 'import json, sys
+for line in sys.stdin:
+    row = json.loads(line)
+    if isinstance(row, dict): row.pop("source", None)
+    print(json.dumps(row, ensure_ascii=False))' < "$file" | gzip -n > "$file.gz"
+    rm "$file"
+  done
   rm -rf "$dest" && mv "$dest.tmp" "$dest"
 }
 
@@ -42,6 +52,15 @@ restore_files() {
   mkdir -p "$dest"
   cp -r "$kept/." "$dest/"
   find "$dest" -name '*.jsonl.gz' -exec gunzip -f {} +
+}
+
+keep_base() {
+  local src=$1 dest=$2 pointer=best checkpoint
+  shift 2
+  [[ -f "$src/checkpoints/best" ]] || pointer=latest
+  checkpoint=$(cat "$src/checkpoints/$pointer")
+  keep_files "$src" "$dest" "$@" "checkpoints/$pointer" \
+    "checkpoints/$checkpoint/"{model.safetensors,config.json,trainer_state.json,tokenizer}
 }
 
 keep_commit() {

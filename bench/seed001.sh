@@ -77,14 +77,9 @@ if [[ ! -f "$out/base/pretrained" ]]; then
     { echo "FAILED: pretraining (see $out/base.log)"; exit 1; }
   echo "$(( $(date +%s) - t0 ))" > "$out/base/pretrained"
 fi
-# The base is kept with its weights (the checkpoint --base loads, without the optimizer's
-# state): every run of every session starts from this one.
+# The base is kept with its weights: every run of every session starts from this one.
 if [[ ! -f "$keep/base/pretrained" ]]; then
-  pointer=best
-  [[ -f "$out/base/checkpoints/best" ]] || pointer=latest
-  checkpoint=$(cat "$out/base/checkpoints/$pointer")
-  keep_files "$out/base" "$keep/base" config.toml metrics.jsonl pretrained "checkpoints/$pointer" \
-    "checkpoints/$checkpoint/"{model.safetensors,config.json,trainer_state.json,tokenizer}
+  keep_base "$out/base" "$keep/base" config.toml metrics.jsonl pretrained
   keep_commit "$keep" base
 fi
 base_flag=(--base "$out/base")

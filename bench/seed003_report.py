@@ -437,10 +437,11 @@ def main():
               "- The 6 × 12 rows with BERT embeddings: no pretrained BERT here; the PAL study's encoder is pretrained "
               "on the man pages themselves, far smaller than BERT-base.",
               "- The top-3 checkpoints' average (the seed's reporting): each run reports its best checkpoint by "
-              "validation loss.",
-              "- A third seed: the 25 systems' two seeds and the PAL encoder's pretraining fill about two hours of "
-              "this 2-core machine; a third would add an hour.", "",
-              "## Settings", "", "`configs/seed003.toml`, with `train.seed` = each seed and `threads = 1` "
+              "validation loss."]
+    short = [f"{s} ({len(rows[s])})" for s in systems if s in rows and len(rows[s]) < 3]
+    if short:
+        lines.append(f"- Fewer than 3 seeds: {', '.join(short)}.")
+    lines += ["", "## Settings", "", "`configs/seed003.toml`, with `train.seed` = each seed and `threads = 1` "
               "(two runs side by side on 2 cores); the 6 × 12 systems add `model.heads=12 model.d_model=96`; the "
               "PAL study's runs start from the masked-LM encoder (`--base`, its classifier left out). Recipes:", ""]
     for recipe in sorted(describe):
