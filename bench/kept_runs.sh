@@ -12,6 +12,8 @@
 # keep_base SRC DEST FILE...   a pretrained run that later runs start from (--base): FILEs and
 #                            its weights (the checkpoint --base loads, without optimizer state)
 # keep_commit KEEP NAME        records in KEEP/commits the checkout NAME ran from
+# require_finished PAGE DIR... stops the script, PAGE left as it was, unless every run DIR has
+#                            its result.json
 
 keep_inputs() {
   local keep=$1 now
@@ -68,4 +70,14 @@ keep_commit() {
   commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
   git diff --quiet HEAD -- src include CMakeLists.txt configs 2>/dev/null || commit="$commit+changes"
   echo "$2 $commit" >> "$1/commits"
+}
+
+require_finished() {
+  local page=$1 dir missing=0
+  shift
+  for dir in "$@"; do [[ -f "$dir/result.json" ]] || missing=$((missing + 1)); done
+  if (( missing > 0 )); then
+    echo "== $missing of $# runs not finished (see FAILED above): $page left as it was; rerun to finish"
+    exit 1
+  fi
 }

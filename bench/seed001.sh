@@ -145,14 +145,8 @@ echo "== $total runs, $jobs at a time (one thread each)"
 for seed in $seeds; do for recipe in $recipes; do echo "$recipe $seed"; done; done |
   xargs -P "$jobs" -n 2 bash -c 'run_one "$@"' _
 
-missing=0
-for recipe in $recipes; do for seed in $seeds; do
-  [[ -f "$runs/$recipe-s$seed/result.json" ]] || missing=$((missing + 1))
-done; done
-if (( missing > 0 )); then
-  echo "== $missing of $total runs not finished (see FAILED above): $report left as it was; rerun to finish"
-  exit 1
-fi
+# shellcheck disable=SC2046  # run folders, one word each
+require_finished "$report" $(for seed in $seeds; do for recipe in $recipes; do echo "$runs/$recipe-s$seed"; done; done)
 # Figures 5 (QS) and 6 (summaries): the learned HIBRIDS tables of the first seed, drawn on the
 # seed's example tree (for hierenc-hibrids, those of its section layers) when that run finished.
 figures=()
