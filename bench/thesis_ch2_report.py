@@ -10,9 +10,10 @@ import random
 import re
 import statistics
 import tomllib
+import unicodedata
 from collections import Counter
 
-from report_common import figure, fmt, line_chart_svg, mean_std, read_jsonl, write_atomic
+from report_common import bootstrap_statistic, figure, fmt, line_chart_svg, mean_std, read_jsonl, write_atomic
 
 TYPES = ["rouge1", "rouge2", "rouge3", "rougeL"]
 BASELINES = [("lead", "Lead-1"), ("lexrank", "LexRank"), ("textrank", "TextRank"), ("sumbasic", "SumBasic")]
@@ -281,34 +282,138 @@ def corpus_section(out_dir, corpus, seeds, figures, report):
                 lines.append(f"| {o['n']} | {a.get('copied', '')} | {100 * a['from_extract_share']:.1f}% | "
                              f"{100 * a['extract_only_share']:.1f}% |")
         lines.append("")
-    lines += copy_findings(copy_curve(os.path.join(c, "systems", f"sent_ptr-s{first}")), attribution)
+    lines += copy_findings(c, seeds)
     return lines
 
 
-def copy_findings(extractor, abstractor):
-    """The thesis's two copy findings, as far as the pooled counts of the first seed's runs show
-    them (Sent-PTR's and TLM+E (G,M)'s copy.json orders): what each side measures, no verdict."""
-    if not extractor or not abstractor:
+EXTRACTORS = ("sent_clf", "sent_ptr")
+# Word characters as `strata eval copy` splits text (src/eval/copy_rate.cpp): letters, marks
+# and numbers; everything else separates words.
+WORD_CATEGORIES = {"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No"}
+
+
+def copy_tokens(text):
+    """Lowercased words of `text`, as `strata eval copy` reads them."""
+    tokens, current = [], []
+    for ch in text:
+        if unicodedata.category(ch) in WORD_CATEGORIES:
+            lower = ch.lower()
+            current.append(lower if len(lower) == 1 else ch)
+        elif current:
+            tokens.append("".join(current))
+            current = []
+    if current:
+        tokens.append("".join(current))
+    return tokens
+
+
+def ngrams(tokens, n):
+    return [tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
+
+
+def document_words(row):
+    """A test document's words: its paragraphs, section by section, depth first (the text the
+    systems' copy rates were measured against)."""
+    def paragraphs(node):
+        out = list(node.get("paragraphs") or [])
+        for section in node.get("sections") or []:
+            out += paragraphs(section)
+        return out
+    return copy_tokens("\n".join(paragraphs(row)))
+
+
+def run_dir(corpus_dir, name, seed):
+    """A seeded system's run folder."""
+    return os.path.join(corpus_dir, "systems", f"{name}-s{seed}")
+
+
+def copy_counts(corpus_dir, name, seed, n, documents, extracts=None):
+    """Per test document, for a system's run: (its output's n-grams, how many of them the
+    document holds, how many of those the extract block holds), the block being `extracts`'s
+    output for the same document (None: not counted)."""
+    rows = read_jsonl(os.path.join(run_dir(corpus_dir, name, seed), "pairs.jsonl"))
+    blocks = read_jsonl(os.path.join(run_dir(corpus_dir, extracts, seed), "pairs.jsonl")) if extracts else [None] * len(rows)
+    counts = []
+    for row, block, document in zip(rows, blocks, documents):
+        grams = ngrams(copy_tokens(row["prediction"]), n)
+        found = [g for g in grams if g in document]
+        in_block = None
+        if block is not None:
+            block_grams = set(ngrams(copy_tokens(block["prediction"]), n))
+            in_block = sum(g in block_grams for g in found)
+        counts.append((len(grams), len(found), in_block))
+    # The counts must be the ones `strata eval copy` made for this run, where it counted against
+    # the document too (an extractor's copy.json counts against the sentences it read).
+    if name in EXTRACTORS:
+        return counts
+    order = next((o for o in copy_curve(run_dir(corpus_dir, name, seed)) or [] if o["n"] == n), None)
+    pooled = (sum(c[0] for c in counts), sum(c[1] for c in counts))
+    if order and (order["total"], order["copied"]) != pooled:
+        raise SystemExit(f"{run_dir(corpus_dir, name, seed)}: {n}-gram copy counts {pooled} (total, copied) differ from "
+                         f"its copy.json's ({order['total']}, {order['copied']})")
+    return counts
+
+
+def copy_findings(corpus_dir, seeds):
+    """The thesis's two copy findings, tested per test document over the seeds: Sent-PTR copies
+    more of its 3-grams than TLM+E (G,M) (paired bootstrap of the per-document copy rates), and
+    most of TLM+E (G,M)'s copied 5-grams lie in its extract block (Sent-PTR's picks; bootstrap of
+    the pooled share over documents, against one half)."""
+    systems = ("sent_ptr", "tlm-e-gm")
+    if not seeds or any(not os.path.exists(os.path.join(run_dir(corpus_dir, s, seed), "pairs.jsonl"))
+                        for s in systems for seed in seeds):
         return []
-    rate = lambda orders, n: next((100 * o["copy_rate"] for o in orders if o["n"] == n and o["copy_rate"] is not None),
-                                  None)
-    shown_rate = lambda r: "-" if r is None else f"{r:.1f} %"
-    lines = ["Copy findings, read off the first seed's pooled counts above: they are not tested per document (the "
-             "kept outputs hold each system's pooled n-gram counts, not per-document ones), so neither takes a "
-             "verdict.", "",
-             f"- Extractors copy more than TLM+E (the thesis): Sent-PTR copies {shown_rate(rate(extractor, 3))} of "
-             f"its 3-grams and {shown_rate(rate(extractor, 10))} of its 10-grams, TLM+E (G,M) "
-             f"{shown_rate(rate(abstractor, 3))} and {shown_rate(rate(abstractor, 10))}."]
-    if "attribution" in abstractor[0]:
-        long_copies = sum(o["attribution"].get("copied", 0) for o in abstractor if o["n"] >= 5)
-        counted = [o for o in abstractor if o["attribution"].get("copied", 0) >= 10]
-        widest = counted[-1] if counted else None
-        lines.append("- Long copies come from the extract block (the thesis: 2/3 of copied 5-grams, 4/5 of copied "
-                     f"25-grams): TLM+E (G,M) took {long_copies} n-grams of 5 words or more from its input (extract "
-                     "block or intro)"
-                     + (f"; at n = {widest['n']}, the longest with 10 or more taken, the extract holds "
-                        f"{100 * widest['attribution']['from_extract_share']:.0f} % of them" if widest else "")
-                     + (", too few long copies to speak to the claim" if long_copies < 30 else "") + ".")
+    test = read_jsonl(os.path.join(corpus_dir, "test.jsonl"))
+    words = [document_words(row) for row in test]
+    verdict_seeds = len(seeds) >= 2
+    lines = ["Copy findings, tested per test document over the seeds (copy rates counted as `strata eval copy` "
+             "counts them, against the document; the extract block of TLM+E (G,M) is the same seed's Sent-PTR "
+             f"picks), {RESAMPLES} resamples:", ""]
+
+    n = 3
+    documents = [set(ngrams(w, n)) for w in words]
+    rates = {}
+    for name in systems:
+        per_seed = [copy_counts(corpus_dir, name, seed, n, documents) for seed in seeds]
+        rates[name] = [[100 * found / total for total, found, _ in (run[i] for run in per_seed) if total]
+                       for i in range(len(test))]
+    both = [i for i in range(len(test)) if rates["sent_ptr"][i] and rates["tlm-e-gm"][i]]
+    a = [statistics.mean(rates["sent_ptr"][i]) for i in both]
+    b = [statistics.mean(rates["tlm-e-gm"][i]) for i in both]
+    diff, p = paired_bootstrap(a, b)
+    verdict = ("one seed: no verdict" if not verdict_seeds else "**holds**" if diff > 0 and p < 0.05 else
+               "**does not hold** (the other way, significantly)" if p < 0.05 else "not established")
+    lines.append(f"- Extractors copy more than TLM+E (the thesis): of their {n}-grams, Sent-PTR copies "
+                 f"{statistics.mean(a):.1f} % and TLM+E (G,M) {statistics.mean(b):.1f} % per document ({len(both)} "
+                 f"documents with {n} words or more from both), difference {diff:+.1f} points (p = {p:.3f}): {verdict}")
+
+    n = 5
+    documents = [set(ngrams(w, n)) for w in words]
+    per_seed = [copy_counts(corpus_dir, "tlm-e-gm", seed, n, documents, extracts="sent_ptr") for seed in seeds]
+    copied = [sum(run[i][1] for run in per_seed) for i in range(len(test))]
+    in_block = [sum(run[i][2] for run in per_seed) for i in range(len(test))]
+    total = sum(copied)
+    if total < 30:
+        lines.append(f"- Long copies come from the extract block (the thesis: about 2/3 of copied 5-grams): TLM+E (G,M) "
+                     f"copied {total} 5-grams from its documents over {len(seeds)} seeds, too few to test")
+    else:
+        def share_over_half(indices):
+            return sum(in_block[i] for i in indices) / max(1, sum(copied[i] for i in indices)) - 0.5
+        over, (lo, hi), p = bootstrap_statistic(len(test), share_over_half, resamples=RESAMPLES)
+        # What copying from anywhere in the document would give: the share of its 5-grams that
+        # the extract block holds (the block is a part of a short document more often than not).
+        held = 0
+        for seed in seeds:
+            for row, w in zip(read_jsonl(os.path.join(run_dir(corpus_dir, "sent_ptr", seed), "pairs.jsonl")), words):
+                block = set(ngrams(copy_tokens(row["prediction"]), n))
+                held += sum(g in block for g in ngrams(w, n))
+        chance = 100 * held / max(1, len(seeds) * sum(max(0, len(w) - n + 1) for w in words))
+        verdict = ("one seed: no verdict" if not verdict_seeds else "**holds**" if over > 0 and p < 0.05 else
+                   "**does not hold** (under half, significantly)" if p < 0.05 else "not established")
+        lines.append(f"- Long copies come from the extract block (the thesis: about 2/3 of copied 5-grams): of TLM+E "
+                     f"(G,M)'s {total} copied 5-grams over {len(seeds)} seeds, the extract block holds "
+                     f"{100 * (over + 0.5):.0f} % (95 % interval {100 * (lo + 0.5):.0f}-{100 * (hi + 0.5):.0f} %; "
+                     f"above one half, p = {p:.3f}; it holds {chance:.0f} % of the documents' 5-grams): {verdict}")
     return lines + [""]
 
 
