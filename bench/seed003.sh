@@ -210,7 +210,8 @@ for system in ext-6x8 seg-6x8; do
   [[ " $systems " == *" $system "* && ! -f "$out/analysis/agreement-$system/done" ]] || continue
   models=()
   for seed in $seeds; do
-    if [[ -d "$out/runs/$system-s$seed/run" ]]; then models+=(--model "$out/runs/$system-s$seed/run"); fi
+    # A restored run has no weights.
+    if [[ -d "$out/runs/$system-s$seed/run/checkpoints" ]]; then models+=(--model "$out/runs/$system-s$seed/run"); fi
   done
   if (( ${#models[@]} / 2 == $(wc -w <<< "$seeds") && ${#models[@]} >= 4 )); then
     OMP_NUM_THREADS=2 analyze agreement "$system" "${models[@]}" --max-examples 200
