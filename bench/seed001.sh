@@ -17,6 +17,7 @@
 #   [decode]), not retrained; that needs its weights, which only OUT_DIR of the session that
 #   trained it holds.
 #   JOBS=2           runs side by side (one thread each)
+#   BASE_THREADS=2   threads of the base's pretraining (1 beside other work on two cores)
 #   RECIPES="..."    systems (default: all of the task's)   REPORT=the task's page
 #   EXTRA="k=v ..."  more overrides for every run (e.g. a shorter train.max_steps for a smoke test)
 #   KEEP=docs/results/seed001-outputs   where finished runs are kept (base/, summary/, qs/)
@@ -68,10 +69,10 @@ if [[ ! -f "$out/base/pretrained" && -f "$keep/base/pretrained" ]]; then
   echo "== base: restored from $keep/base"
 fi
 if [[ ! -f "$out/base/pretrained" ]]; then
-  echo "== base: BART denoising on the training pages (${PRETRAIN_STEPS:-2500} steps, 2 threads)"
+  echo "== base: BART denoising on the training pages (${PRETRAIN_STEPS:-2500} steps, ${BASE_THREADS:-2} threads)"
   rm -rf "$out/base"
   t0=$(date +%s)
-  "$strata" pretrain --config configs/seed001-qs.toml --out "$out/base" --quiet data.task=denoise train.threads=2 \
+  "$strata" pretrain --config configs/seed001-qs.toml --out "$out/base" --quiet data.task=denoise train.threads="${BASE_THREADS:-2}" \
     train.max_steps="${PRETRAIN_STEPS:-2500}" train.eval_every=500 data.train="$out/corpus/train.jsonl" \
     data.valid="$out/corpus/validation.jsonl" data.tokenizer="$out/tokenizer" > "$out/base.log" 2>&1 ||
     { echo "FAILED: pretraining (see $out/base.log)"; exit 1; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -12,6 +13,7 @@
 #include "strata/core/error.h"
 #include "strata/core/progress.h"
 #include "strata/core/split_mix64.h"
+#include "strata/data/document_chunks.h"
 #include "strata/data/parallel_documents.h"
 #include "strata/doc/dataset.h"
 #include "strata/text/tokenizer.h"
@@ -222,13 +224,21 @@ std::uint64_t noise_seed(std::uint64_t seed, std::uint64_t epoch, std::size_t ex
   return SplitMix64({seed, epoch, static_cast<std::uint64_t>(example)}).next();
 }
 
+namespace {
+
+// `example` as denoising trains it: its target the clean source, eos included.
+Seq2SeqExample with_clean_target(Seq2SeqExample example, const Tokenizer& tokenizer) {
+  example.target = example.source.token;
+  example.reference = tokenizer.decode(std::span(example.target).first(example.target.size() - 1));
+  return example;
+}
+
+}  // namespace
+
 std::vector<Seq2SeqExample> load_denoising_examples(const std::filesystem::path& jsonl, const Tokenizer& tokenizer,
                                                     const TruncationOptions& truncation, bool show_progress) {
   const auto make = [&](const Document& document) {
-    Seq2SeqExample example = make_seq2seq_example(document, tokenizer, truncation);
-    example.target = example.source.token;
-    example.reference = tokenizer.decode(std::span(example.target).first(example.target.size() - 1));
-    return example;
+    return with_clean_target(make_seq2seq_example(document, tokenizer, truncation), tokenizer);
   };
   DatasetReader reader(jsonl);
   Progress progress(jsonl.filename().string(), 0, "documents", !show_progress);
@@ -256,6 +266,23 @@ std::vector<Seq2SeqExample> load_denoising_examples(const std::filesystem::path&
   if (examples.empty()) throw error_at(jsonl, 0, "", documents == 0 ? "no documents" : "no document has a body");
   if (skipped > 0) warn(fmt::format("{}: skipped {} of {} documents with an empty body", jsonl.string(), skipped, documents));
   return examples;
+}
+
+std::vector<Seq2SeqExample> load_denoising_chunks(const std::filesystem::path& jsonl, const Tokenizer& tokenizer,
+                                                  const TruncationOptions& truncation, bool show_progress) {
+  std::vector<Seq2SeqExample> chunks;
+  for (Seq2SeqExample& document : load_denoising_examples(jsonl, tokenizer, reading_whole(truncation), show_progress)) {
+    const std::int32_t eos = document.source.token.back();
+    std::size_t part = 0;
+    for (Layout& chunk : cut_into_chunks(without_eos(std::move(document.source)), truncation.max_source_tokens,
+                                         std::nullopt, eos, truncation.segments)) {
+      Seq2SeqExample example;
+      example.id = fmt::format("{}#{}", document.id, ++part);
+      example.source = std::move(chunk);
+      chunks.push_back(with_clean_target(std::move(example), tokenizer));
+    }
+  }
+  return chunks;
 }
 
 }  // namespace strata

@@ -59,7 +59,7 @@ bool dropped(std::string_view heading) {
                      [&](std::string_view known) { return equals_ignoring_case(trim(heading), known); });
 }
 
-std::string section_question(std::string_view heading, const std::string& name) {
+std::string heading_question(std::string_view heading, const std::string& name) {
   for (const auto& [known, question] : kQuestionTemplates)
     if (equals_ignoring_case(trim(heading), known)) return fmt::format(fmt::runtime(question), name);
   return fmt::format("What about {} in {}?", lower(trim(heading)), name);
@@ -95,7 +95,7 @@ void add_section_blocks(const Document& page, const Section& section, int rank, 
 std::optional<KeptSection> keep_section(const Document& page, const Section& section, const std::string& name,
                                         const ManpageQsOptions& options) {
   KeptSection kept;
-  kept.pair.question = section_question(section.heading, name);
+  kept.pair.question = heading_question(section.heading, name);
   kept.pair.summary = first_sentence(page, section, options);
   add_section_blocks(page, section, 1, kept.blocks);
   for (const Section& sub : section.children) {

@@ -56,15 +56,17 @@ std::unique_ptr<train::TrainTask> denoising_task(models::Seq2Seq model, const Ta
   const int segments = options.truncation.segments;
   auto load = [&](const std::filesystem::path& path) {
     return path.empty() ? std::vector<Seq2SeqExample>{}
-                        : load_denoising_examples(path, tokenizer, options.truncation, !in.quiet);
+                        : (noise.whole_documents ? load_denoising_chunks : load_denoising_examples)(
+                              path, tokenizer, options.truncation, !in.quiet);
   };
   std::vector<Seq2SeqExample> train_set = keep_fraction(load(in.train), options), valid_set = load(in.valid);
   constexpr std::uint64_t kValidationNoiseSeed = 0x76616C6964ULL;
   for (std::size_t i = 0; i < valid_set.size(); ++i)
     valid_set[i] = add_noise(valid_set[i], *mask, noise, segments, noise_seed(kValidationNoiseSeed, 0, i));
-  std::printf("data: %zu training and %zu validation documents (denoising: mask_ratio %g, poisson_lambda %g, "
+  std::printf("data: %zu training and %zu validation %s (denoising: mask_ratio %g, poisson_lambda %g, "
               "sentence permutation %s)\n",
-              train_set.size(), valid_set.size(), noise.mask_ratio, noise.poisson_lambda,
+              train_set.size(), valid_set.size(),
+              noise.whole_documents ? "chunks of whole documents" : "documents", noise.mask_ratio, noise.poisson_lambda,
               noise.permute_sentences ? "on" : "off");
   report_clamping(in.model, train_set);
   const auto seed = static_cast<std::uint64_t>(config.get<std::int64_t>("train.seed"));

@@ -62,6 +62,9 @@ ConfigSchema run_schema() {
         "denoise: share of the text tokens masked by text infilling, each span replaced by one <mask>");
   s.add("pretrain.poisson_lambda", noise.poisson_lambda, "denoise: mean masked span length (Poisson; 0 inserts a mask)");
   s.add("pretrain.permute_sentences", noise.permute_sentences, "denoise: shuffle the sentences of each section");
+  s.add("pretrain.whole_documents", noise.whole_documents,
+        "denoise: read every document whole, cut into chunks of data.max_source_tokens, instead of only its first "
+        "data.max_source_tokens tokens (a base that sees all of long documents; mlm always reads them whole)");
   s.add("pretrain.mlm_probability", 0.15,
         "mlm: share of the real tokens chosen for prediction (of those 80% become <mask>, 10% a random token, 10% stay)");
   s.add("extract.top_k", std::int64_t(1), "extractive, sent_clf: sentences selected per document (the thesis: the mean summary length)");
@@ -200,6 +203,7 @@ DenoisingOptions denoising_options(const Config& c) {
   o.mask_ratio = c.get<double>("pretrain.mask_ratio");
   o.poisson_lambda = c.get<double>("pretrain.poisson_lambda");
   o.permute_sentences = c.get<bool>("pretrain.permute_sentences");
+  o.whole_documents = c.get<bool>("pretrain.whole_documents");
   check(o);
   return o;
 }

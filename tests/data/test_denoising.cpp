@@ -248,5 +248,43 @@ TEST(Denoising, LoadedExamplesTargetTheCleanSourceAndNeedNoSummary) {
   EXPECT_EQ(examples[0].reference, "one two three. four");
 }
 
+TEST(Denoising, WholeDocumentsAreCutIntoChunksThatCoverEveryToken) {
+  const auto path =
+      std::filesystem::temp_directory_path() / ("strata_denoise_chunks_" + std::to_string(::getpid()) + ".jsonl");
+  {
+    std::ofstream out(path);
+    out << nlohmann::json{{"id", "long"}, {"document", "one two three. four five six. seven eight nine."},
+                          {"summary", ""}}.dump() << "\n";
+    out << nlohmann::json{{"id", "empty"}, {"document", ""}, {"summary", ""}}.dump() << "\n";
+    out << nlohmann::json{{"id", "short"}, {"document", "ten eleven."}, {"summary", ""}}.dump() << "\n";
+  }
+  const test_support::WordTokenizer tokenizer;  // </s> = 2
+  TruncationOptions truncation;
+  truncation.max_source_tokens = 4;
+  const std::vector<Seq2SeqExample> heads = load_denoising_examples(path, tokenizer, truncation, false);
+  const std::vector<Seq2SeqExample> chunks = load_denoising_chunks(path, tokenizer, truncation, false);
+  truncation.max_source_tokens = 1;
+  const std::string too_short = error_of([&] { load_denoising_chunks(path, tokenizer, truncation, false); });
+  std::filesystem::remove(path);
+  ASSERT_EQ(heads.size(), 2u);  // the first 3 words of each document only
+  // 9 words at 3 a chunk (eos takes the fourth place), then 2 words in one chunk.
+  ASSERT_EQ(chunks.size(), 4u);
+  std::string long_text;
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    const Seq2SeqExample& chunk = chunks[c];
+    EXPECT_LE(chunk.source.size(), 4u);
+    EXPECT_EQ(chunk.source.token.back(), kEos);
+    EXPECT_EQ(chunk.target, chunk.source.token);
+    EXPECT_EQ(chunk.source.position.front(), 0);
+    if (c < 3) long_text += (c ? " " : "") + chunk.reference;
+  }
+  EXPECT_EQ(chunks[0].id, "long#1");
+  EXPECT_EQ(chunks[2].id, "long#3");
+  EXPECT_EQ(chunks[3].id, "short#1");
+  EXPECT_EQ(long_text, "one two three. four five six. seven eight nine.");
+  EXPECT_EQ(chunks[0].source.token, heads[0].source.token);  // the first chunk is the document's head
+  EXPECT_NE(too_short.find("data.max_source_tokens"), std::string::npos) << too_short;
+}
+
 }  // namespace
 }  // namespace strata

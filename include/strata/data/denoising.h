@@ -23,6 +23,9 @@ struct DenoisingOptions {
   double mask_ratio = 0.3;        // share of the text tokens replaced by masks, in [0, 1]
   double poisson_lambda = 3.0;    // mean length of a masked span, in (0, 100]
   bool permute_sentences = true;  // shuffle the sentences of each section
+  // Read every document whole, cut into chunks of max_source_tokens (load_denoising_chunks),
+  // rather than only its first max_source_tokens tokens (load_denoising_examples).
+  bool whole_documents = false;
 };
 
 // strata::Error naming the pretrain.* key of a value out of range.
@@ -59,5 +62,14 @@ std::uint64_t noise_seed(std::uint64_t seed, std::uint64_t epoch, std::size_t ex
 // tokens, the reference their text. strata::Error naming the file when no document has a body.
 std::vector<Seq2SeqExample> load_denoising_examples(const std::filesystem::path& jsonl, const Tokenizer& tokenizer,
                                                     const TruncationOptions& truncation, bool show_progress);
+
+// Clean denoising examples of every part of every document: each document read whole (as
+// load_denoising_examples reads it with no length limit) and cut evenly into the fewest
+// chunks of at most max_source_tokens tokens, eos included (cut_into_chunks, no opening
+// token); ids "DOCUMENT#1", "DOCUMENT#2", ... For a base that sees all of a corpus of long
+// documents, not only their openings. Errors as load_denoising_examples, and
+// data.max_source_tokens when it is below 2.
+std::vector<Seq2SeqExample> load_denoising_chunks(const std::filesystem::path& jsonl, const Tokenizer& tokenizer,
+                                                  const TruncationOptions& truncation, bool show_progress);
 
 }  // namespace strata

@@ -15,21 +15,13 @@
 #include <span>
 #include <vector>
 
+#include "strata/data/document_chunks.h"  // cut_into_chunks
 #include "strata/data/seq2seq_examples.h"
 #include "strata/doc/layout.h"
 
 namespace strata {
 
 class Tokenizer;
-
-// The tokens of `text` (a document's body, no framing) cut evenly into the fewest chunks of at
-// most max_tokens tokens with [CLS] and [SEP] included, in order. Each chunk keeps its tokens'
-// section, paragraph and sentence ids and the document's tree; [CLS] and [SEP] lie outside any
-// sentence in the root section, as make_layout puts bos and eos; positions count from 0 and
-// segments are the even split into `segments`. None when `text` is empty. strata::Error
-// naming data.max_source_tokens when max_tokens < 3.
-std::vector<Layout> cut_into_chunks(const Layout& text, std::size_t max_tokens, std::int32_t cls, std::int32_t sep,
-                                    int segments);
 
 // The chunks of every document of a JSONL dataset with a body, in file order: max_source_tokens
 // is the chunk length, segments and section_tokens apply, the policy and max_target_tokens do
