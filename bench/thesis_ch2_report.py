@@ -47,6 +47,11 @@ def per_example(system_dir):
     return [{t: 100 * row[t]["fmeasure"] for t in TYPES} for row in read_jsonl(path)]
 
 
+def run_dir(corpus_dir, name, seed):
+    """A seeded system's run folder."""
+    return os.path.join(corpus_dir, "systems", f"{name}-s{seed}")
+
+
 def system_runs(corpus_dir, name, seeds):
     """The per-example scores of each seed's run of a system (one entry for a seed-free one)."""
     if any(name == b for b, _ in BASELINES) or name == "gold-ext":
@@ -54,7 +59,7 @@ def system_runs(corpus_dir, name, seeds):
         return [rows] if rows else []
     out = []
     for seed in seeds:
-        rows = per_example(os.path.join(corpus_dir, "systems", f"{name}-s{seed}"))
+        rows = per_example(run_dir(corpus_dir, name, seed))
         if rows:
             out.append(rows)
     return out
@@ -86,7 +91,7 @@ def output_words(corpus_dir, name, seeds):
     reference, so an extractor that picks two sentences pays for it."""
     d = os.path.join(corpus_dir, "systems", name)
     if not os.path.exists(d):
-        d = os.path.join(corpus_dir, "systems", f"{name}-s{seeds[0]}")
+        d = run_dir(corpus_dir, name, seeds[0])
     rows = read_jsonl(os.path.join(d, "pairs.jsonl"))
     return statistics.mean(len(r["prediction"].split()) for r in rows) if rows else float("nan")
 
@@ -186,7 +191,8 @@ def corpus_section(out_dir, corpus, seeds, figures, report):
                       ""]
     dependence = []
     for name, label in BASELINES[:1] + SEEDED + BOUNDS[:1]:
-        path = os.path.join(c, "systems", name if name == "lead" else f"{name}-s{first}", "pairs.jsonl")
+        d = os.path.join(c, "systems", "lead") if name == "lead" else run_dir(c, name, first)
+        path = os.path.join(d, "pairs.jsonl")
         if os.path.exists(path) and os.path.getsize(path) > 0:
             own, other = input_dependence(path)
             dependence.append(f"| {label} | {own:.1f} | {other:.1f} | {own - other:+.1f} |")
@@ -247,7 +253,7 @@ def corpus_section(out_dir, corpus, seeds, figures, report):
               "| system | n=1 | 2 | 3 | 5 | 10 | 20 | 25 |", "|---|---|---|---|---|---|---|---|"]
     curve_rows = [("reference", "Reference (human)", os.path.join(c, "systems", "lead"), "reference")]
     for name, label in BASELINES[:1] + SEEDED + BOUNDS[:1]:
-        d = os.path.join(c, "systems", name if name == "lead" else f"{name}-s{first}")
+        d = os.path.join(c, "systems", "lead") if name == "lead" else run_dir(c, name, first)
         curve_rows.append((name, label, d, "prediction"))
     series = []
     for name, label, d, field in curve_rows:
@@ -268,7 +274,7 @@ def corpus_section(out_dir, corpus, seeds, figures, report):
         lines += [figure(figures, report, f"copy-{corpus}.svg", f"Copy rate against n, {corpus}",
                          line_chart_svg(f"Copied n-grams, {corpus} (first seed)", series, list(COPY_ORDERS), "n",
                                         "% of the summary's n-grams in its source")), ""]
-    attribution = copy_curve(os.path.join(c, "systems", f"tlm-e-gm-s{first}"))
+    attribution = copy_curve(run_dir(c, "tlm-e-gm", first))
     if attribution and "attribution" in attribution[0]:
         lines += ["Where TLM+E (G,M)'s copies come from (Fig. 2.2, right): of its copied n-grams, the share found "
                   "in the extract block, and in the extract block only (the rest is found only in the intro it "
@@ -320,11 +326,6 @@ def document_words(row):
             out += paragraphs(section)
         return out
     return copy_tokens("\n".join(paragraphs(row)))
-
-
-def run_dir(corpus_dir, name, seed):
-    """A seeded system's run folder."""
-    return os.path.join(corpus_dir, "systems", f"{name}-s{seed}")
 
 
 def copy_counts(corpus_dir, name, seed, n, documents, extracts=None):
