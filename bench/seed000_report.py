@@ -156,6 +156,10 @@ def system_text(system, describes):
         return f"SoftSA (every encoder layer) with the Gumbel temperature τ = {m[1]} (Table 7)"
     if m := re.match(r"^truncsa-p(.+)$", system):
         return f"TruncSA (every encoder layer) keeping top-p {m[1]} of the key impact (Table 7)"
+    if m := re.match(r"^prefix-lr(.+)$", system):
+        return f"prefix-tuning with the learning rate {m[1]} (the table's runs: 0.002)"
+    if m := re.match(r"^prefix-steps(\d+)$", system):
+        return f"prefix-tuning for {int(m[1]):,} steps (the table's runs: 300)"
     if m := re.match(r"^prefix-layer(\d+)$", system):
         return f"prefix-tuning with prefixes in layer {m[1]} only, of the encoder and of the decoder (Figure 3)"
     return describes.get(system, "")
@@ -312,7 +316,7 @@ def prefix_file_check(runs_dir):
     return lines + [verdict]
 
 
-def findings(runs, baselines, sweeps, single, low, fractions):
+def findings(runs, baselines, sweeps, budget, single, low, fractions):
     rows = at(runs)
     lines = ["", "## The seed's findings at this scale", "",
              "Each claim is a paired bootstrap over the test documents (2,000 resamples): per document, a system's "
@@ -341,6 +345,8 @@ def findings(runs, baselines, sweeps, single, low, fractions):
               ("hierblock-softsa", "hierblock", "HierBlock+SoftSA beats HierBlock (Table 5)")]
     claims += [(s, re.sub(r"-(tau|p)[0-9.]+$", "", s), f"{s} beats its recipe's default (Table 7 sweeps it; the "
                 "seed reports no direction)") for s in sweeps]
+    claims += [(s, "prefix", f"{s} beats the table's prefix-tuning (not in the seed)") for s in budget]
+    claims += [("finetune", s, f"Finetune beats {s} (not in the seed: the gap outlasts the budget)") for s in budget]
     claims += [("prefix", "prefix-top", "Prefixes in all layers beat prefixes in the top layers only (Table 3)"),
                ("prefix", "prefix-low", "Prefixes in all layers beat prefixes in the lower layers only (Table 3)"),
                ("prefix-top", "prefix-low", "Prefixes in the top layers beat prefixes in the lower layers (Table 3)")]
@@ -550,6 +556,7 @@ def main():
     ap.add_argument("--config", required=True)
     ap.add_argument("--main", required=True, help="the systems of Tables 2, 4 and 5, in table order")
     ap.add_argument("--sweeps", default="", help="Table 7's systems (a recipe with its τ or top-p changed)")
+    ap.add_argument("--budget", default="", help="prefix-tuning with a larger learning rate or more steps")
     ap.add_argument("--layers", default="prefix-top prefix-low", help="Table 3's systems besides prefix")
     ap.add_argument("--single", default="", help="Figure 3's systems, lowest layer first")
     ap.add_argument("--low", default="finetune prefix hierblock hierblock-softsa", help="the low-resource systems")
@@ -560,6 +567,7 @@ def main():
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     main_systems, sweeps, single = args.main.split(), args.sweeps.split(), args.single.split()
+    budget = args.budget.split()
     layers, low = args.layers.split(), args.low.split()
     fractions = [int(p) for p in args.fractions.split()]
     runs, unscored = load(args.runs)
@@ -609,6 +617,11 @@ def main():
                          "change one setting of the same recipe.", rows,
                          [d for r in ("softsa", "truncsa") for d in [r] + [s for s in sweeps if s.startswith(r + "-")]],
                          describes)
+    if budget:
+        lines += short_table("## Not in the seed: is prefix-tuning short of learning rate or of steps?",
+                             "The same prefix-tuning with one budget raised, beside finetuning: if the gap to "
+                             "finetuning were one of tuning, these would close much of it.", rows,
+                             ["finetune", "prefix"] + budget, describes)
     lines += short_table("## Table 3 and Figure 3 in miniature: which layers' prefixes matter",
                          "Prefix-tune with prefixes in every layer, only in the top layers, only in the lower ones "
                          "(the split is `model.hierarchy_split`), and in a single layer (seed 1). The seed reports "
@@ -620,7 +633,7 @@ def main():
     lines += attention_section(args.figures, args.out)
     spectrum_lines, halves = spectrum_section(args.figures, args.out)
     lines += spectrum_lines
-    lines += findings(runs, baselines, sweeps, single, low, fractions)
+    lines += findings(runs, baselines, sweeps, budget, single, low, fractions)
     lines += spectrum_findings(halves)
     lines += not_run(single)
     lines += ["", "## Settings", "", f"`{args.config}`, with `train.seed` = each seed and `threads = 1` (two runs "
