@@ -72,9 +72,10 @@ if [[ ! -f "$out/base/pretrained" ]]; then
   echo "== base: BART denoising on the training pages (${PRETRAIN_STEPS:-2500} steps, ${BASE_THREADS:-2} threads)"
   rm -rf "$out/base"
   t0=$(date +%s)
-  "$strata" pretrain --config configs/seed001-qs.toml --out "$out/base" --quiet data.task=denoise train.threads="${BASE_THREADS:-2}" \
-    train.max_steps="${PRETRAIN_STEPS:-2500}" train.eval_every=500 data.train="$out/corpus/train.jsonl" \
-    data.valid="$out/corpus/validation.jsonl" data.tokenizer="$out/tokenizer" > "$out/base.log" 2>&1 ||
+  "$strata" pretrain --config configs/seed001-qs.toml --out "$out/base" --quiet data.task=denoise \
+    train.threads="${BASE_THREADS:-2}" train.max_steps="${PRETRAIN_STEPS:-2500}" train.eval_every=500 \
+    data.train="$out/corpus/train.jsonl" data.valid="$out/corpus/validation.jsonl" \
+    data.tokenizer="$out/tokenizer" > "$out/base.log" 2>&1 ||
     { echo "FAILED: pretraining (see $out/base.log)"; exit 1; }
   echo "$(( $(date +%s) - t0 ))" > "$out/base/pretrained"
 fi
