@@ -6,14 +6,14 @@ import argparse
 import json
 import math
 import os
-import random
 import re
 import statistics
 import tomllib
 import unicodedata
 from collections import Counter
 
-from report_common import bootstrap_statistic, figure, fmt, line_chart_svg, mean_std, read_jsonl, write_atomic
+from report_common import (bootstrap_statistic, figure, fmt, line_chart_svg, mean_std, paired_bootstrap, read_jsonl,
+                           write_atomic)
 
 TYPES = ["rouge1", "rouge2", "rouge3", "rougeL"]
 BASELINES = [("lead", "Lead-1"), ("lexrank", "LexRank"), ("textrank", "TextRank"), ("sumbasic", "SumBasic")]
@@ -72,18 +72,6 @@ def seed_stats(runs, kind):
 def averaged(runs, kind):
     """Per document, the score averaged over the seeds (the thesis averages its samples)."""
     return [statistics.mean(rows[i][kind] for rows in runs) for i in range(len(runs[0]))]
-
-
-def paired_bootstrap(a, b, resamples=RESAMPLES, seed=7):
-    """Mean of a - b over documents and the two-sided p-value of a paired bootstrap."""
-    diffs = [x - y for x, y in zip(a, b)]
-    observed = statistics.mean(diffs)
-    rng = random.Random(seed)
-    flips = 0
-    for _ in range(resamples):
-        m = sum(rng.choice(diffs) for _ in diffs) / len(diffs)
-        flips += (m <= 0) if observed > 0 else (m >= 0)
-    return observed, min(1.0, 2 * (flips + 1) / (resamples + 1))
 
 
 def output_words(corpus_dir, name, seeds):
@@ -212,7 +200,8 @@ def corpus_section(out_dir, corpus, seeds, figures, report):
                 ("tlm-e-long-gm", "tlm-e-gm", "TLM+E reading a 768-token intro (1,024-token windows, sparse attention) "
                  "beats the one reading 128 (man pages: what the longer window bought)")]
     lines += ["Findings, each a paired bootstrap over the test documents of ROUGE-2 and ROUGE-L F (each "
-              f"document's score averaged over the seeds), {RESAMPLES} resamples, two-sided p; a finding holds "
+              f"document's score averaged over the seeds), {RESAMPLES} resamples: the mean difference, its 95 % "
+              "interval and the two-sided p; a finding holds "
               "when both differences are positive with p < 0.05 and every trained system in it has two seeds or "
               "more, and goes the other way when both are negative with p < 0.05; anything between is not "
               "established:", ""]
@@ -224,8 +213,8 @@ def corpus_section(out_dir, corpus, seeds, figures, report):
             continue
         parts, tests = [], []
         for kind in ("rouge2", "rougeL"):
-            diff, p = paired_bootstrap(averaged(runs[a], kind), averaged(runs[b], kind))
-            parts.append(f"{kind} {diff:+.2f} (p = {p:.3f})")
+            diff, (lo, hi), p = paired_bootstrap(averaged(runs[a], kind), averaged(runs[b], kind), RESAMPLES)
+            parts.append(f"{kind} {diff:+.2f} [{lo:+.2f}, {hi:+.2f}] (p = {p:.3f})")
             tests.append((diff, p))
         seeded = [n for n in (a, b) if n in dict(SEEDED + BOUNDS) and n != "gold-ext"]
         if any(len(runs[n]) < 2 for n in seeded):
@@ -381,12 +370,13 @@ def copy_findings(corpus_dir, seeds):
     both = [i for i in range(len(test)) if rates["sent_ptr"][i] and rates["tlm-e-gm"][i]]
     a = [statistics.mean(rates["sent_ptr"][i]) for i in both]
     b = [statistics.mean(rates["tlm-e-gm"][i]) for i in both]
-    diff, p = paired_bootstrap(a, b)
+    diff, (lo, hi), p = paired_bootstrap(a, b, RESAMPLES)
     verdict = ("one seed: no verdict" if not verdict_seeds else "**holds**" if diff > 0 and p < 0.05 else
                "**does not hold** (the other way, significantly)" if p < 0.05 else "not established")
     lines.append(f"- Extractors copy more than TLM+E (the thesis): of their {n}-grams, Sent-PTR copies "
                  f"{statistics.mean(a):.1f} % and TLM+E (G,M) {statistics.mean(b):.1f} % per document ({len(both)} "
-                 f"documents with {n} words or more from both), difference {diff:+.1f} points (p = {p:.3f}): {verdict}")
+                 f"documents with {n} words or more from both), difference {diff:+.1f} points [{lo:+.1f}, {hi:+.1f}] "
+                 f"(p = {p:.3f}): {verdict}")
 
     n = 5
     documents = [set(ngrams(w, n)) for w in words]
