@@ -260,6 +260,16 @@ def single_layer_chart(rows, single, figures, report):
     return ["", f"![ROUGE-L with prefixes in one layer]({rel(svg, report)})"]
 
 
+def coinciding_layers(runs_dir, single, layers):
+    """Single-layer systems whose seed-1 outputs are those of a Table 3 system: with as many
+    layers as the base has here, one layer alone can be all of the top or of the lower layers."""
+    outputs = {system: read_predictions(os.path.join(runs_dir, f"{system}-s1-p100", "test", "predictions.jsonl"))
+               for system in single + layers}
+    same = [(s, l) for s in single for l in layers if outputs[s] and outputs[s] == outputs[l]]
+    return [f"{s} is {l} at this depth: the same prefixes train (their seed-1 outputs are identical)."
+            for s, l in same]
+
+
 def low_resource(runs, low, fractions, figures, report):
     """The table of R-L (and valid NLL) per system and training share, and the chart."""
     percents = sorted(set(fractions) | {100})
@@ -630,6 +640,9 @@ def main():
                          "validation ROUGE; this is the test split, as everywhere on this page.", rows,
                          ["prefix"] + layers + single, describes)
     lines += single_layer_chart(rows, single, args.figures, args.out)
+    coinciding = coinciding_layers(args.runs, single, layers)
+    if coinciding:
+        lines += [""] + [f"- {line}" for line in coinciding]
     lines += low_resource(runs, low, fractions, args.figures, args.out)
     lines += prefix_file_check(args.runs)
     lines += attention_section(args.figures, args.out)
