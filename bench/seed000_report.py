@@ -530,8 +530,14 @@ def spectrum_findings(halves):
             continue
         diff = lower[1] - upper[1]
         k = (f"; k at 0.9 {lower[0]} vs {upper[0]}" if lower[0] is not None and upper[0] is not None else "")
-        verdict = "**points the same way**" if diff > 0 else "**does not hold**"
-        lines.append(f"  - {label}: area {lower[1]:.4f} (lower) vs {upper[1]:.4f} (upper), {diff:+.4f}{k}: {verdict}")
+        direction = "points the seed's way" if diff > 0 else "points the other way" if diff < 0 else "no difference"
+        lines.append(f"  - {label}: area {lower[1]:.4f} (lower) vs {upper[1]:.4f} (upper), {diff:+.4f}{k}: "
+                     f"{direction} (one seed: no verdict)")
+    ks = [half[0] for _, _, lower, upper in halves.values() for half in (lower, upper) if half]
+    if ks and all(k == 1 for k in ks):
+        lines.append("  - One singular value reaches 0.9 in every layer of every model: each query weighs the "
+                     "prefix keys nearly alike (the prefix attention is close to rank one), so there is little "
+                     "skew for the lower and upper layers to differ in.")
     return lines
 
 
