@@ -6,8 +6,9 @@
 # low-resource curve of §6.6, prefix-tuning with 5x the learning rate and with 4x the steps
 # (is its near-failure at this scale one of tuning?), scores the untuned base and lead-1
 # beside them, draws the attention and per-head spectrum figures, and writes
-# docs/results/seed000.md with the seed's findings tested by paired bootstraps. Decoding is the seed's: beam 5. Resumable: a run with
-# scores is not redone; a run's result.json deleted means it is scored again, not retrained.
+# docs/results/seed000.md with the seed's findings tested by paired bootstraps. Decoding is
+# the seed's: beam 5. Resumable: a run with scores is not redone; a run's result.json deleted
+# means it is scored again, not retrained.
 # Each finished run, the untuned base's scores and the base (with its weights) are kept under
 # KEEP in the repository (bench/kept_runs.sh), so that the experiment spans sessions and
 # machines. The figures need their runs' weights, which are not kept: the attention maps are
