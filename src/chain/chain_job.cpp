@@ -136,10 +136,14 @@ void print_table(const nlohmann::json& scores) {
   for (const auto& [name, s] : scores["systems"].items())
     std::cout << fmt::format("{:<22} {:>7} {:>7} {:>7} {:>9} {:>9}\n", name, cell(s, "bleu"), cell(s, "chrf"),
                              cell(s, "exact_match"), cell(s, "formality_accuracy"), cell(s, "answer_accuracy"));
+  // "BLEU +1.20 [-0.40, +2.90] (p = 0.081)": A - B, its interval and the bootstrap's p.
+  const auto difference = [](const nlohmann::json& test) {
+    return fmt::format("{:+.2f} [{:+.2f}, {:+.2f}] (p = {:.3f})", test["a"].get<double>() - test["b"].get<double>(),
+                       test["difference_low"].get<double>(), test["difference_high"].get<double>(),
+                       test["p_value"].get<double>());
+  };
   for (const auto& [pair, c] : scores["comparisons"].items())
-    std::cout << fmt::format("{}: BLEU {:+.2f} (p = {:.3f}), chrF {:+.2f} (p = {:.3f})\n", pair,
-                             c["bleu"]["a"].get<double>() - c["bleu"]["b"].get<double>(), c["bleu"]["p_value"].get<double>(),
-                             c["chrf"]["a"].get<double>() - c["chrf"]["b"].get<double>(), c["chrf"]["p_value"].get<double>());
+    std::cout << fmt::format("{}: BLEU {}, chrF {}\n", pair, difference(c["bleu"]), difference(c["chrf"]));
 }
 
 }  // namespace

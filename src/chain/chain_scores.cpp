@@ -133,7 +133,12 @@ nlohmann::json compare_chain_systems(const std::vector<ChainExample>& examples, 
           return (system == 0 ? stats_a : stats_b).score(name, indices);
         },
         options.bootstrap);
-    comparison[name] = {{"a", test.a}, {"b", test.b}, {"p_value", test.p_value}, {"resamples", test.resamples}};
+    comparison[name] = {{"a", test.a},
+                        {"b", test.b},
+                        {"difference_low", test.difference_low},
+                        {"difference_high", test.difference_high},
+                        {"p_value", test.p_value},
+                        {"resamples", test.resamples}};
   }
   return comparison;
 }

@@ -104,7 +104,7 @@ void run_rouge(const RougeOptions& options) {
     std::printf("%s\n", summary.dump().c_str());
   } else {
     print_rouge_table(report);
-    if (other) print_paired_rouge(paired, options.pairs, options.against, options.resamples);
+    if (other) print_paired_rouge(paired, options.pairs, options.against, options.bootstrap());
   }
 }
 

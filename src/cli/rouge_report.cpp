@@ -6,7 +6,6 @@
 
 #include "strata/core/error.h"
 #include "strata/core/progress.h"
-#include "strata/eval/paired_bootstrap.h"
 
 namespace strata::cli {
 
@@ -85,30 +84,39 @@ std::vector<PairedRouge> paired_rouge(const RougeReport& a, const RougeReport& b
       for (const std::size_t i : indices) sum += report.rows[i][t].fmeasure;
       return sum / static_cast<double>(indices.size());
     };
-    const PairedBootstrap test = paired_bootstrap(a.rows.size(), mean_f, {bootstrap.resamples, bootstrap.seed});
-    paired.push_back({a.aggregates[t].first, test.a, test.b, test.p_value});
+    paired.push_back({a.aggregates[t].first,
+                      paired_bootstrap(a.rows.size(), mean_f, {bootstrap.resamples, bootstrap.seed, bootstrap.confidence})});
   }
   return paired;
 }
 
 void print_paired_rouge(const std::vector<PairedRouge>& paired, const std::string& a, const std::string& b,
-                        std::size_t resamples) {
-  std::printf("\npaired bootstrap of mean F1, %s against %s (%zu resamples; p: the share of resamples where the\n"
-              "system ahead on the whole set is not ahead)\n",
-              a.c_str(), b.c_str(), resamples);
-  std::printf("%-10s %10s %10s %6s %10s\n", "type", "A", "B", "ahead", "p");
+                        const BootstrapOptions& bootstrap) {
+  const std::size_t resamples = bootstrap.resamples;
+  std::printf("\npaired bootstrap of mean F1, %s against %s (%zu resamples; interval: the %g %% percentile\n"
+              "interval of A - B over the resamples; p: the share of resamples where the system ahead on the\n"
+              "whole set is not ahead)\n",
+              a.c_str(), b.c_str(), resamples, 100 * bootstrap.confidence);
+  std::printf("%-10s %10s %10s %6s %23s %10s\n", "type", "A", "B", "ahead", "A - B interval", "p");
   for (const PairedRouge& row : paired) {
+    const PairedBootstrap& t = row.test;
     // No resample against: p is below one in the number of resamples, not zero.
-    const std::string p = row.p_value == 0 ? fmt::format("< {:.3g}", 1.0 / static_cast<double>(resamples))
-                                           : fmt::format("{:.4f}", row.p_value);
-    std::printf("%-10s %10.5f %10.5f %6s %10s\n", row.type.c_str(), row.a, row.b,
-                row.a > row.b ? "A" : row.b > row.a ? "B" : "-", p.c_str());
+    const std::string p = t.p_value == 0 ? fmt::format("< {:.3g}", 1.0 / static_cast<double>(resamples))
+                                         : fmt::format("{:.4f}", t.p_value);
+    const std::string interval = fmt::format("[{:+.5f}, {:+.5f}]", t.difference_low, t.difference_high);
+    std::printf("%-10s %10.5f %10.5f %6s %23s %10s\n", row.type.c_str(), t.a, t.b, t.a > t.b ? "A" : t.b > t.a ? "B" : "-",
+                interval.c_str(), p.c_str());
   }
 }
 
 ordered_json paired_rouge_json(const std::vector<PairedRouge>& paired, std::size_t resamples) {
   ordered_json types = ordered_json::object();
-  for (const PairedRouge& row : paired) types[row.type] = {{"a", row.a}, {"b", row.b}, {"p_value", row.p_value}};
+  for (const PairedRouge& row : paired)
+    types[row.type] = {{"a", row.test.a},
+                       {"b", row.test.b},
+                       {"difference_low", row.test.difference_low},
+                       {"difference_high", row.test.difference_high},
+                       {"p_value", row.test.p_value}};
   return {{"resamples", resamples}, {"fmeasure", types}};
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "strata/eval/bootstrap.h"
+#include "strata/eval/paired_bootstrap.h"
 #include "strata/eval/rouge.h"
 
 namespace strata::cli {
@@ -29,12 +30,12 @@ nlohmann::ordered_json rouge_report_json(const RougeReport& report);
 // against B (`b`), scored on the same pairs in the same order.
 struct PairedRouge {
   std::string type;
-  double a = 0, b = 0, p_value = 1;
+  PairedBootstrap test;
 };
 std::vector<PairedRouge> paired_rouge(const RougeReport& a, const RougeReport& b, const BootstrapOptions& bootstrap);
-// "paired bootstrap, A against B (N resamples): rouge1 0.312 vs 0.280 (p = 0.004) ..."
+// One line per type: A's and B's mean F1, which is ahead, the interval of A - B and p.
 void print_paired_rouge(const std::vector<PairedRouge>& paired, const std::string& a, const std::string& b,
-                        std::size_t resamples);
+                        const BootstrapOptions& bootstrap);
 nlohmann::ordered_json paired_rouge_json(const std::vector<PairedRouge>& paired, std::size_t resamples);
 
 }  // namespace strata::cli

@@ -260,6 +260,9 @@ TEST(ChainScores, ScoresAndComparisons) {
   const nlohmann::json compared = compare_chain_systems(data, right, wrong, options);
   EXPECT_LT(compared["bleu"]["p_value"].get<double>(), 0.01);
   EXPECT_LT(compared["exact_match"]["p_value"].get<double>(), 0.01);
+  // Every example right against every one wrong: each resample's difference is 100.
+  EXPECT_DOUBLE_EQ(compared["exact_match"]["difference_low"].get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(compared["exact_match"]["difference_high"].get<double>(), 100.0);
   EXPECT_DOUBLE_EQ(compare_chain_systems(data, right, right, options)["chrf"]["p_value"].get<double>(), 1.0);
   EXPECT_THROW(score_chain_system(data, std::vector<ChainOutput>(3), options), Error);
 }

@@ -155,10 +155,16 @@ TEST_F(CliRouge, AgainstTestsTwoSystemsOnTheSameReferences) {
   EXPECT_DOUBLE_EQ(paired["rouge1"]["a"].get<double>(), summary["scores"]["rouge1"]["fmeasure"]["mean"].get<double>());
   EXPECT_LT(paired["rouge1"]["b"].get<double>(), 0.9);
   EXPECT_EQ(paired["rouge2"]["p_value"].get<double>(), 0.0);
-  // In the text table a p of 0 reads as below one in the 1,000 resamples.
+  // The interval of A - B holds the observed difference and, with no resample against, not 0.
+  const double difference = paired["rouge2"]["a"].get<double>() - paired["rouge2"]["b"].get<double>();
+  EXPECT_GT(paired["rouge2"]["difference_low"].get<double>(), 0.0);
+  EXPECT_LE(paired["rouge2"]["difference_low"].get<double>(), difference);
+  EXPECT_GE(paired["rouge2"]["difference_high"].get<double>(), difference);
+  // In the text table a p of 0 reads as below one in the 1,000 resamples, after the interval.
   r = run("--pairs " + ours.string() + " --against " + theirs.string() + " --types rouge2");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("A    < 0.001"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("]    < 0.001"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("A - B interval"), std::string::npos) << r.out;
 
   // The same system against itself: no resample shows a winner.
   r = run("--pairs " + ours.string() + " --against " + ours.string());

@@ -1,5 +1,6 @@
-// Paired bootstrap: a clear winner gets a small p-value, a coin-flip difference a large one,
-// a tie p = 1; draws repeat for a seed.
+// Paired bootstrap: a clear winner gets a small p-value and an interval of A - B away from 0,
+// a coin-flip difference a large p and an interval across 0, a tie p = 1; draws repeat for a
+// seed.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -11,9 +12,11 @@ namespace strata {
 namespace {
 
 // Accuracy of two systems over per-example 0/1 correctness.
-PairedBootstrap test_accuracy(const std::vector<int>& a, const std::vector<int>& b, std::uint64_t seed = 7) {
+PairedBootstrap test_accuracy(const std::vector<int>& a, const std::vector<int>& b, std::uint64_t seed = 7,
+                              double confidence = 0.95) {
   PairedBootstrapOptions options;
   options.seed = seed;
+  options.confidence = confidence;
   return paired_bootstrap(
       a.size(),
       [&](std::span<const std::size_t> indices, int system) {
@@ -33,8 +36,21 @@ TEST(PairedBootstrap, ClearWinnerHasSmallPValue) {
   EXPECT_DOUBLE_EQ(result.b, 0.5);
   EXPECT_LT(result.p_value, 0.01);
   EXPECT_EQ(result.resamples, 1000u);
-  // The direction does not matter: B against A is the same test.
-  EXPECT_LT(test_accuracy(b, a).p_value, 0.01);
+  // A - B = 0.4; each resample's difference is a mean of 200 draws of a per-example difference
+  // whose standard deviation is about 0.58, so the 95 % interval is about 0.4 +- 0.08.
+  EXPECT_GT(result.difference_low, 0.3);
+  EXPECT_LT(result.difference_low, 0.4);
+  EXPECT_GT(result.difference_high, 0.4);
+  EXPECT_LT(result.difference_high, 0.5);
+  // The direction does not matter: B against A is the same test, its interval mirrored.
+  const PairedBootstrap reverse = test_accuracy(b, a);
+  EXPECT_LT(reverse.p_value, 0.01);
+  EXPECT_DOUBLE_EQ(reverse.difference_low, -result.difference_high);
+  EXPECT_DOUBLE_EQ(reverse.difference_high, -result.difference_low);
+  // A wider confidence gives a wider interval around the same resamples.
+  const PairedBootstrap wide = test_accuracy(a, b, 7, 0.99);
+  EXPECT_LT(wide.difference_low, result.difference_low);
+  EXPECT_GT(wide.difference_high, result.difference_high);
 }
 
 TEST(PairedBootstrap, SmallDifferenceIsNotSignificant) {
@@ -42,6 +58,8 @@ TEST(PairedBootstrap, SmallDifferenceIsNotSignificant) {
   for (int i = 0; i < 100; ++i) a[i] = i < 51, b[i] = i >= 50;  // 51 % against 50 %, disagreeing often
   const PairedBootstrap result = test_accuracy(a, b);
   EXPECT_GT(result.p_value, 0.2);
+  EXPECT_LT(result.difference_low, 0.0);
+  EXPECT_GT(result.difference_high, 0.0);
 }
 
 TEST(PairedBootstrap, PairingMakesConsistentSmallGainsSignificant) {
@@ -54,7 +72,10 @@ TEST(PairedBootstrap, PairingMakesConsistentSmallGainsSignificant) {
 
 TEST(PairedBootstrap, TieGivesPValueOne) {
   const std::vector<int> a = {1, 0, 1, 1, 0};
-  EXPECT_DOUBLE_EQ(test_accuracy(a, a).p_value, 1.0);
+  const PairedBootstrap tie = test_accuracy(a, a);
+  EXPECT_DOUBLE_EQ(tie.p_value, 1.0);
+  EXPECT_DOUBLE_EQ(tie.difference_low, 0.0);
+  EXPECT_DOUBLE_EQ(tie.difference_high, 0.0);
 }
 
 TEST(PairedBootstrap, SameSeedSameResult) {
@@ -63,8 +84,10 @@ TEST(PairedBootstrap, SameSeedSameResult) {
   EXPECT_DOUBLE_EQ(test_accuracy(a, b, 3).p_value, test_accuracy(a, b, 3).p_value);
 }
 
-TEST(PairedBootstrap, RefusesNoExamples) {
+TEST(PairedBootstrap, RefusesNoExamplesAndConfidenceOutsideZeroToOne) {
   EXPECT_THROW(test_accuracy({}, {}), Error);
+  EXPECT_THROW(test_accuracy({1, 0}, {0, 1}, 7, 1.5), Error);
+  EXPECT_THROW(test_accuracy({1, 0}, {0, 1}, 7, -0.1), Error);
 }
 
 }  // namespace

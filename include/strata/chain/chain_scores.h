@@ -29,7 +29,8 @@ struct ChainScoreOptions {
 nlohmann::json score_chain_system(const std::vector<ChainExample>& examples, const std::vector<ChainOutput>& outputs,
                                   const ChainScoreOptions& options);
 
-// For each score both systems have: {"a", "b", "p_value", "resamples"}.
+// For each score both systems have: {"a", "b", "difference_low", "difference_high" (the 95 %
+// interval of a - b, with the default options), "p_value", "resamples"}.
 nlohmann::json compare_chain_systems(const std::vector<ChainExample>& examples, const std::vector<ChainOutput>& a,
                                      const std::vector<ChainOutput>& b, const ChainScoreOptions& options);
 

@@ -7,8 +7,10 @@
 //
 // The p-value is the share of resamples in which the system that wins on the full test set
 // does not win (ties count against it): one-sided in the observed direction, as Koehn and
-// SacreBLEU's paired-bs report it. Draws come from splitmix64 streams, one per resample, so
-// results are the same for any number of threads.
+// SacreBLEU's paired-bs report it. The effect's interval is the percentile interval of
+// A - B over the resamples (numpy.percentile's linear interpolation, as eval/bootstrap.h's
+// intervals). Draws come from splitmix64 streams, one per resample, so results are the same
+// for any number of threads.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -19,6 +21,7 @@ namespace strata {
 struct PairedBootstrapOptions {
   std::size_t resamples = 1000;
   std::uint64_t seed = 12345;
+  double confidence = 0.95;  // of the interval of A - B
 };
 
 struct PairedBootstrap {
@@ -26,10 +29,13 @@ struct PairedBootstrap {
   double b = 0;  // B's
   double p_value = 1;
   std::size_t resamples = 0;
+  // The `confidence` percentile interval of A - B over the resamples.
+  double difference_low = 0, difference_high = 0;
 };
 
 // `score(indices, system)` is system 0 (A) or 1 (B)'s corpus score over the examples listed
-// (with repeats). Called from several threads at once. strata::Error for n = 0 or no resamples.
+// (with repeats). Called from several threads at once. strata::Error for n = 0, no resamples
+// or a confidence outside [0, 1].
 PairedBootstrap paired_bootstrap(std::size_t n, const std::function<double(std::span<const std::size_t>, int)>& score,
                                  const PairedBootstrapOptions& options = {});
 
