@@ -41,8 +41,9 @@ if [[ ! -f "$out/data/test.jsonl" ]]; then
   echo "== data: man-page names in several sections"
   "$strata" data ambig --out "$out/data" --quiet
 fi
-# The test examples that have the language's target, the first $test_examples of them.
-grep "\"$language\":" "$out/data/test.jsonl" | head -n "$test_examples" > "$out/test.jsonl"
+# The test examples that have the language's target, the first $test_examples of them (grep
+# stops there itself: `| head` would end grep with SIGPIPE, which pipefail makes fatal).
+grep -m "$test_examples" "\"$language\":" "$out/data/test.jsonl" > "$out/test.jsonl"
 
 echo "== training documents per role"
 mkdir -p "$out/docs"
