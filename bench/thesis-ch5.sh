@@ -6,6 +6,11 @@
 # Transformer against BST:SH/MH/MF with the S4D or unstructured kernel; test perplexity beside a unigram model's, per-token scores for
 # paired bootstraps, and the loss when the test text is read in windows of L/8, L, 4L and 16L
 # tokens (trained at L); then docs/results/thesis-ch5.md. Resumable: a run with result.json is not trained again.
+# The experiment is longer than a session (more than 6 hours of one core), so each finished run's
+# results are kept in the repository under KEEP (bench/kept_runs.sh; its per-token scores summed in
+# chunks of 256 tokens, all the report reads of them), as are the benchmarks' and generation's
+# outputs: a later invocation, on this machine or another with the same corpora, restores them
+# and runs only what is missing.
 #
 # Usage: bench/thesis-ch5.sh [BUILD_DIR] [OUT_DIR]
 #   CORPORA="code markup books"  the corpora   SEEDS="1 2 3"   seeds per system
@@ -17,6 +22,7 @@
 #   TEST_BYTES=60000 the test text scored token by token (the first test documents, concatenated)
 #   BENCH=1          also run `strata bench bst` and `bst-long` (0: not)       REPORT=docs/results/thesis-ch5.md
 #   GENERATE=1       also time cached generation against rerunning (0: not)
+#   KEEP=docs/results/thesis-ch5-outputs   where finished runs and measurements are kept
 set -euo pipefail
 build=${1:-build}
 out=${2:-runs/thesis-ch5}
@@ -28,6 +34,8 @@ test_bytes=${TEST_BYTES:-60000}
 train_bytes=${TRAIN_BYTES:-8000000}
 eval_bytes=${EVAL_BYTES:-500000}
 report=${REPORT:-docs/results/thesis-ch5.md}
+keep=$(realpath -m "${KEEP:-docs/results/thesis-ch5-outputs}")
+first=$(echo "$corpora" | cut -d' ' -f1)  # the ablations' and cached generation's corpus
 config=configs/thesis-ch5.toml
 windows="64 512 2048 8192"
 
@@ -64,6 +72,7 @@ ablations=""
 [[ ${ABLATIONS:-0} == 1 ]] && ablations=$(echo "$ablation_systems" | cut -d'|' -f1 | xargs)
 all_systems+=$ablation_systems
 started=$(date +%s)
+source bench/kept_runs.sh
 
 # A corpus, its tokenizer (byte-level BPE, 2000) and its test text, made once.
 prepare() {
@@ -83,15 +92,44 @@ prepare() {
     "$strata" tokenizer train --input "$dir/use/train.jsonl" --out "$dir/tokenizer" --vocab-size 2000 --type byte-bpe
   fi
   [[ -f "$dir/test.txt" ]] || python3 bench/thesis_ch5_text.py join "$dir/use/test.jsonl" "$dir/test.txt" "$test_bytes"
+  # Kept runs are only reused on the same texts and tokenizer.
+  keep_inputs "$keep/$corpus" "$dir/use/"{train,validation,test}.jsonl "$dir/tokenizer/strata-tokenizer.json" "$dir/test.txt"
+}
+
+# Cached generation, timed right after the model trained (its weights are not kept), beside the
+# other run in training: tokens/s after prompts of 2, 16 and 60 kB of the test text, with the cache
+# (S4D: its recurrence; the unstructured filter: re-convolved) and without (the whole sequence
+# again every step). Into DIR/generate.jsonl, for the first corpus's seed 1 of slide, sh-s4d and
+# mf-unstruct.
+generate() {
+  local dir=$1 system=$2 text=$3 kb cache line rows=""
+  for kb in 2 16 60; do
+    head -c $((kb * 1000)) "$text" > "$dir/prompt.txt"
+    for cache in "" "--no-cache"; do
+      # shellcheck disable=SC2086  # $cache: no flag or one
+      line=$(OMP_NUM_THREADS=1 "$strata" lm generate --json --max-length 32 --min-length 32 --model "$dir/run" \
+        --prompt-file "$dir/prompt.txt" $cache 2> /dev/null) || { echo "FAILED: lm generate $system $kb kB $cache"; continue; }
+      rows+=$(python3 -c 'import json,sys; j=json.loads(sys.argv[1]); j.pop("text"); j.pop("tokens");
+j.update(system=sys.argv[2], prompt_kb=int(sys.argv[3])); print(json.dumps(j))' "$line" "$system" "$kb")$'\n'
+    done
+  done
+  printf '%s' "$rows" > "$dir/generate.jsonl"
+  rm -f "$dir/prompt.txt"
 }
 
 # One system and seed on one corpus: train, test perplexity, per-token scores in one pass and
-# in fixed windows; result.json holds what the report reads.
+# in fixed windows (summed in chunks: chunks.json); result.json marks it finished, and the run is
+# kept.
 run_one() {
-  local corpus=$1 system=$2 seed=$3 dir="$out/$1/runs/$2-s$3"
+  local corpus=$1 system=$2 seed=$3 dir="$out/$1/runs/$2-s$3" kept="$keep/$1/runs/$2-s$3"
   local overrides
   overrides=$(echo "$all_systems" | grep "^$system|" | cut -d'|' -f2)
   if [[ -f "$dir/result.json" ]]; then return 0; fi
+  if [[ -f "$kept/result.json" ]]; then
+    rm -rf "$dir" && restore_files "$kept" "$dir"
+    echo "restored: $corpus $system seed $seed (from $kept)"
+    return 0
+  fi
   rm -rf "$dir" && mkdir -p "$dir"
   local t0 t1 window
   t0=$(date +%s)
@@ -109,17 +147,24 @@ run_one() {
     OMP_NUM_THREADS=1 "$strata" lm score --window "$window" --model "$dir/run" --text "$out/$corpus/test.txt" \
       --out "$dir/scores-w$window.jsonl" 2>> "$dir/score.log" || { echo "FAILED: lm score --window $window"; return 1; }
   done
+  python3 bench/thesis_ch5_text.py chunks "$dir" || { echo "FAILED: chunks of $dir's scores"; return 1; }
+  if [[ ${GENERATE:-1} == 1 && $corpus == "$first" && $seed == 1 && " slide sh-s4d mf-unstruct " == *" $system "* ]]; then
+    generate "$dir" "$system" "$out/$corpus/test.txt"
+  fi
   local params
   params=$(grep -o 'all params: [0-9,]*' "$dir/train.log" | tr -dc '0-9')
   printf '{"corpus": "%s", "system": "%s", "seed": %s, "parameters": %s, "train_seconds": %s}\n' \
     "$corpus" "$system" "$seed" "${params:-0}" "$((t1 - t0))" > "$dir/result.json"
+  local kept_files=(result.json test.json chunks.json run/metrics.jsonl)
+  [[ -f "$dir/generate.jsonl" ]] && kept_files+=(generate.jsonl)
+  keep_files "$dir" "$kept" "${kept_files[@]}"
+  keep_commit "$keep" "$corpus/$system-s$seed"
   echo "done: $corpus $system seed $seed ($(( $(date +%s) - t0 )) s)"
 }
-export -f run_one
-export out strata config all_systems windows
+export -f run_one generate keep_files restore_files keep_commit
+export out strata config all_systems windows keep first
 
 for corpus in $corpora; do prepare "$corpus"; done
-first=$(echo "$corpora" | cut -d' ' -f1)
 jobs_list() {  # "corpus system seed", a seed at a time so that a cut-short run still has whole tables
   local seed corpus system
   for seed in $seeds; do
@@ -130,38 +175,23 @@ jobs_list() {  # "corpus system seed", a seed at a time so that a cut-short run 
 echo "== $(jobs_list | wc -l) runs, $jobs at a time (one thread each)"
 jobs_list | xargs -P "$jobs" -n 3 bash -c 'run_one "$@"' _
 
-# Fig. 5.4: one layer's forward time, SLIDE against BST, in one run (two threads).
-if [[ ${BENCH:-1} == 1 && ! -f "$out/bench-bst.json" ]]; then
-  "$strata" bench bst --json "$out/bench-bst.json" > "$out/bench-bst.log" 2>&1 || echo "FAILED: bench bst (see $out/bench-bst.log)"
-fi
-# The long-context headline: one training step of a BST stack at 1,048,576 tokens beside SLIDE's.
-if [[ ${BENCH:-1} == 1 && ! -f "$out/bench-bst-long.json" ]]; then
-  "$strata" bench bst-long --json "$out/bench-bst-long.json" > "$out/bench-bst-long.log" 2>&1 ||
-    echo "FAILED: bench bst-long (see $out/bench-bst-long.log)"
-fi
+# Fig. 5.4: one layer's forward time, SLIDE against BST, in one run (two threads); and the
+# long-context headline: one training step of a BST stack at 1,048,576 tokens beside SLIDE's.
+# Measured once, after the runs (the machine otherwise quiet), and kept.
+for bench in bst bst-long; do
+  [[ ${BENCH:-1} == 1 && ! -f "$out/bench-$bench.json" ]] || continue
+  if [[ -f "$keep/bench-$bench.json" ]]; then
+    cp "$keep/bench-$bench.json" "$out/" && echo "restored: bench $bench (from $keep)" && continue
+  fi
+  if "$strata" bench "$bench" --json "$out/bench-$bench.json" > "$out/bench-$bench.log" 2>&1; then
+    cp "$out/bench-$bench.json" "$keep/"
+  else
+    echo "FAILED: bench $bench (see $out/bench-$bench.log)"
+  fi
+done
 
-# Cached generation: tokens/s after prompts of 2, 16 and 60 kB of the first corpus's test text,
-# with the cache (S4D: its recurrence; the unstructured filter: re-convolved) and without (the
-# whole sequence again every step), for the first seed of sh-s4d, mf-unstruct and slide.
-generate_out="$out/generate.jsonl"
-if [[ ${GENERATE:-1} == 1 && ! -f "$generate_out" ]]; then
-  rows=""
-  for system in slide sh-s4d mf-unstruct; do
-    model="$out/$first/runs/$system-s1/run"
-    [[ -d "$model" ]] || continue
-    for kb in 2 16 60; do
-      head -c $((kb * 1000)) "$out/$first/test.txt" > "$out/prompt.txt"
-      for cache in "" "--no-cache"; do
-        line=$(OMP_NUM_THREADS=1 "$strata" lm generate --json --max-length 32 --min-length 32 --model "$model" \
-          --prompt-file "$out/prompt.txt" $cache 2> /dev/null) || { echo "FAILED: lm generate $system $kb kB $cache"; continue; }
-        rows+=$(python3 -c 'import json,sys; j=json.loads(sys.argv[1]); j.pop("text"); j.pop("tokens");
-j.update(system=sys.argv[2], prompt_kb=int(sys.argv[3])); print(json.dumps(j))' "$line" "$system" "$kb")$'\n'
-      done
-    done
-  done
-  printf '%s' "$rows" > "$generate_out.tmp" && mv "$generate_out.tmp" "$generate_out"
-  rm -f "$out/prompt.txt"
-fi
+# The first corpus's cached-generation rows, from the runs that timed it.
+cat "$out/$first/runs/"{slide,sh-s4d,mf-unstruct}-s1/generate.jsonl > "$out/generate.jsonl" 2> /dev/null || true
 
 python3 bench/thesis_ch5_report.py --out-dir "$out" --corpora "$corpora" --systems "$systems" --config "$config" \
   --ablations "$ablations" \

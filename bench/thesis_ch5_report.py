@@ -1,17 +1,17 @@
 """docs/results/thesis-ch5.md from the runs of bench/thesis-ch5.sh: Table 5.1 in miniature
 (test perplexity by system and corpus, beside a unigram model's), paired bootstraps of the
-per-token losses against SLIDE, Fig. 5.3's length generalisation and Fig. 5.4's layer
-timing, with the thesis's findings checked one by one."""
+per-token losses against SLIDE (over chunks of 256 tokens: each run's chunks.json, made by
+bench/thesis_ch5_text.py), Fig. 5.3's length generalisation and Fig. 5.4's layer timing, with
+the thesis's findings checked one by one."""
 import argparse
 import functools
 import glob
 import json
 import math
 import os
-import random
 import statistics
 
-from report_common import fmt_seeds, write_atomic
+from report_common import fmt_seeds, paired_bootstrap, write_atomic
 
 THESIS_TABLE_5_1 = {  # perplexity on PG19 / arXiv / GitHub (thesis Table 5.1)
     "slide": (12.12, 2.69, 2.28), "xl": (11.96, 2.48, 2.01), "brect": (11.55, 2.36, 2.04), "sh-s4d": (11.57, 2.51, 2.14), "mh-s4d": (11.60, 2.52, 2.15),
@@ -19,7 +19,6 @@ THESIS_TABLE_5_1 = {  # perplexity on PG19 / arXiv / GitHub (thesis Table 5.1)
 }
 CORPUS_COLUMN = {"books": 0, "markup": 1, "code": 2}  # which thesis corpus each stands in for
 TRAINED = 512  # configs/thesis-ch5.toml's data.block_size: the length every system trained at
-CHUNK = 256  # tokens a bootstrap unit: neighbouring tokens' losses are not independent
 # Pairs of Table 5.1's rows whose order the thesis discusses: MF against SH (SH wins on PG19, MF
 # on arXiv and GitHub), the unstructured kernel against S4D, MH against SH, BRecT against XL.
 # The direction each finding expects is read from THESIS_TABLE_5_1's column for the corpus.
@@ -46,69 +45,52 @@ PAIRS = [("mf-s4d", "sh-s4d"), ("mf-unstruct", "sh-unstruct"), ("sh-unstruct", "
 
 
 @functools.lru_cache(maxsize=None)
-def scores(path):
-    """(token ids, log-probabilities) of a `strata lm score` JSONL file, read once: every
-    comparison of the page reads the same files again."""
-    ids, logprobs = [], []
-    with open(path) as f:
-        for line in f:
-            row = json.loads(line)
-            ids.append(row["token"])
-            logprobs.append(row["logprob"])
-    return tuple(ids), tuple(logprobs)
+def chunks_of(run):
+    """A run's chunks.json, read once: every comparison of the page reads the same runs again."""
+    with open(os.path.join(run, "chunks.json")) as f:
+        return json.load(f)
 
 
-def mean_over_seeds(runs, name):
-    """Per-token log-probabilities averaged over a system's seeds (the seeds score the same text)."""
-    lists = [scores(os.path.join(r, name))[1] for r in runs if os.path.exists(os.path.join(r, name))]
-    if not lists:
+def chunk_losses(runs, name):
+    """Per chunk of the test text, the mean loss (nats/token) of a system's seeds' summed
+    log-probabilities in its `name` scores (the seeds score the same text); None when no run
+    has them."""
+    kept = [chunks_of(r) for r in runs if name in chunks_of(r)["logprob_sums"]]
+    if not kept:
         return None
-    n = min(len(x) for x in lists)
-    return [statistics.mean(x[i] for x in lists) for i in range(n)]
+    size, tokens = kept[0]["chunk"], kept[0]["tokens"]
+    sums = [statistics.mean(k["logprob_sums"][name][c] for k in kept) for c in range(len(kept[0]["logprob_sums"][name]))]
+    return [-total / min(size, tokens - c * size) for c, total in enumerate(sums)]
 
 
-def unigram_loss(ids, vocab):
-    """Loss of a unigram model fit on the scored tokens themselves (add-one): a baseline that
-    has seen the test text's token frequencies, so beating it is the stronger claim."""
-    counts = {}
-    for t in ids:
-        counts[t] = counts.get(t, 0) + 1
-    total = len(ids) + vocab
-    return -statistics.mean(math.log((counts[t] + 1) / total) for t in ids)
-
-
-def paired_bootstrap(a, b, resamples=2000, seed=7):
-    """Mean per-token loss of a minus b, and the two-sided p-value of a bootstrap over chunks."""
-    n = min(len(a), len(b))
-    chunks = [sum(-a[i] + b[i] for i in range(s, min(s + CHUNK, n))) / len(range(s, min(s + CHUNK, n)))
-              for s in range(0, n, CHUNK)]
-    observed = statistics.mean(chunks)
-    rng = random.Random(seed)
-    flips = 0
-    for _ in range(resamples):
-        m = statistics.mean(rng.choice(chunks) for _ in chunks)
-        flips += (m <= 0) if observed > 0 else (m >= 0)
-    return observed, min(1.0, 2 * flips / resamples), len(chunks)
+def mean_loss(runs, name):
+    """A system's loss (nats/token) on the whole test text in its `name` scores, its seeds'
+    log-probabilities averaged; nan when no run has them."""
+    kept = [chunks_of(r) for r in runs if name in chunks_of(r)["logprob_sums"]]
+    if not kept:
+        return float("nan")
+    return -statistics.mean(sum(k["logprob_sums"][name]) for k in kept) / kept[0]["tokens"]
 
 
 def seed_differences(runs, reference_runs, name="scores.jsonl", reference_name="scores.jsonl"):
     """Each seed's mean per-token loss (in its `name` scores) minus the reference's at the same seed."""
     by_seed = {os.path.basename(r).rsplit("-s", 1)[1]: r for r in reference_runs}
-    out = []
-    for r in runs:
-        seed = os.path.basename(r).rsplit("-s", 1)[1]
-        if seed in by_seed:
-            mine = scores(os.path.join(r, name))[1]
-            theirs = scores(os.path.join(by_seed[seed], reference_name))[1]
-            out.append(statistics.mean(theirs) - statistics.mean(mine))
-    return out
+    return [mean_loss([r], name) - mean_loss([by_seed[seed]], reference_name)
+            for r in runs for seed in [os.path.basename(r).rsplit("-s", 1)[1]] if seed in by_seed]
 
 
 def compare(runs, reference_runs, name="scores.jsonl", reference_name="scores.jsonl"):
-    """(Δ mean loss, p, chunks, Δ per seed) of `runs` against `reference_runs`: the paired
-    bootstrap of the seeds' mean log-probabilities and each seed against the same seed."""
-    diff, pval, chunks = paired_bootstrap(mean_over_seeds(runs, name), mean_over_seeds(reference_runs, reference_name))
-    return diff, pval, chunks, seed_differences(runs, reference_runs, name, reference_name)
+    """(Δ mean loss, its 95 % interval, p, chunks, Δ per seed) of `runs` against `reference_runs`:
+    the paired bootstrap over chunks of the seeds' mean losses, and each seed against the same
+    seed."""
+    mine, theirs = chunk_losses(runs, name), chunk_losses(reference_runs, reference_name)
+    diff, interval, pval = paired_bootstrap(mine, theirs)
+    return diff, interval, pval, len(mine), seed_differences(runs, reference_runs, name, reference_name)
+
+
+def effect(diff, interval, pval):
+    """"+0.0016 [-0.0091, +0.0124], p = 0.773": a loss difference, its 95 % interval and p."""
+    return f"{diff:+.4f} [{interval[0]:+.4f}, {interval[1]:+.4f}], p = {pval:.3f}"
 
 
 def best_at_longest(corpus, runs, long_losses, longest):
@@ -119,25 +101,22 @@ def best_at_longest(corpus, runs, long_losses, longest):
         return []
     rival = min(others, key=others.get)
     name = f"scores-w{longest}.jsonl"
-    diff, pval, _, per_seed = compare(runs["sh-s4d"], runs[rival], name, name)
+    diff, interval, pval, _, per_seed = compare(runs["sh-s4d"], runs[rival], name, name)
     return [f"- {corpus}: sh-s4d has the lowest loss in windows of {longest} (Fig. 5.3: SH:S4-L is best at 65k on "
-            f"every corpus); against the best other system there, {rival}: Δ {diff:+.4f} nats/token, "
-            f"p {p_text(pval)}: **{verdict(diff, pval, per_seed)}**"]
+            f"every corpus); against the best other system there, {rival}: Δ loss (nats/token) "
+            f"{effect(diff, interval, pval)}: **{verdict(diff, pval, per_seed)}**"]
 
 
 def verdict(diff, pval, per_seed):
-    """Holds when the seeds' mean is lower (diff < 0) at p < 0.05 and every seed agrees."""
+    """Holds when the seeds' mean is lower (diff < 0) at p < 0.05 and every seed agrees; one
+    seed takes no verdict."""
+    if len(per_seed) < 2:
+        return "one seed: no verdict"
     if pval >= 0.05:
         return "not established (p >= 0.05)"
-    if len(per_seed) < 2:
-        return "not established (one seed)"
     if len({d < 0 for d in per_seed}) != 1:
         return "not established (the seeds disagree)"
     return "holds" if diff < 0 else "does not hold"
-
-
-def p_text(p, resamples=2000):
-    return f"< {1 / resamples:.4f}" if p == 0 else f"= {p:.3f}"
 
 
 def finished_runs(base, system):
@@ -153,30 +132,29 @@ def ablation_section(out_dir, corpus, names, findings_out):
     runs = {n: finished_runs(base, n) for n in names}
     if not reference or not any(runs.values()):
         return []
-    ref_scores = mean_over_seeds(reference, "scores.jsonl")
     ref_seconds = statistics.mean(json.load(open(os.path.join(r, "result.json")))["train_seconds"] for r in reference)
     out = ["## Ablations (Tables 5.2-5.4)", "",
            f"On {corpus}, BST:SH:S4D changed in one setting against sh-s4d (BST layers at 1 and 3, N = 16); the "
            "training time is a run's wall time over sh-s4d's (two runs at a time, one thread each: a rough "
            "step-time ratio).", "",
-           "| table | model | seeds | test perplexity | vs sh-s4d: Δ loss, p | training time / sh-s4d's |",
+           "| table | model | seeds | test perplexity | vs sh-s4d: Δ loss [95 % interval], p | training time / sh-s4d's |",
            "|---|---|---|---|---|---|"]
     for n in names:
         if not runs[n]:
             continue
         ppl = [json.load(open(os.path.join(r, "test.json")))["perplexity"] for r in runs[n]]
-        diff, pval, _ = paired_bootstrap(mean_over_seeds(runs[n], "scores.jsonl"), ref_scores)
+        diff, interval, pval, _, _ = compare(runs[n], reference)
         seconds = statistics.mean(json.load(open(os.path.join(r, "result.json")))["train_seconds"] for r in runs[n])
         table, what = ABLATIONS[n]
-        out.append(f"| {table} | {n}: {what} | {len(ppl)} | {fmt_seeds(ppl)} | {diff:+.4f}, p {p_text(pval)} | "
+        out.append(f"| {table} | {n}: {what} | {len(ppl)} | {fmt_seeds(ppl)} | {effect(diff, interval, pval)} | "
                    f"{seconds / ref_seconds:.2f} |")
     out += [""] + [f"- Thesis Table {t}: {text}." for t, text in THESIS_ABLATIONS.items()] + [""]
     every = dict(runs, **{"sh-s4d": reference})
     for lower, higher, claim in ABLATION_FINDINGS:
         if every.get(lower) and every.get(higher):
-            diff, pval, _, per_seed = compare(every[lower], every[higher])
-            findings_out.append(f"- {corpus}: {claim} ({lower} against {higher}): Δ {diff:+.4f} nats/token, "
-                                f"p {p_text(pval)}: **{verdict(diff, pval, per_seed)}**")
+            diff, interval, pval, _, per_seed = compare(every[lower], every[higher])
+            findings_out.append(f"- {corpus}: {claim} ({lower} against {higher}): Δ loss (nats/token) "
+                                f"{effect(diff, interval, pval)}: **{verdict(diff, pval, per_seed)}**")
     return out
 
 
@@ -271,15 +249,14 @@ def main():
         if not any(runs.values()):
             continue
         lines += [f"## {corpus}", ""]
-        any_run = next(r for rs in runs.values() for r in rs)
-        ids, _ = scores(os.path.join(any_run, "scores.jsonl"))
-        vocab = 2000
-        uni = unigram_loss(ids, vocab)
-        lines += [f"Test text: {len(ids)} scored tokens. Unigram (fit on them): loss {uni:.3f}, perplexity "
+        text = chunks_of(next(r for rs in runs.values() for r in rs))  # every run scores the same text
+        uni = text["unigram_loss"]
+        lines += [f"Test text: {text['tokens']} scored tokens. Unigram (fit on them): loss {uni:.3f}, perplexity "
                   f"{math.exp(uni):.1f}.", "",
                   "| system | seeds | parameters | test perplexity (mean ± std over seeds) | thesis (its corpus) | "
-                  "vs SLIDE: Δ loss of the seeds' mean log-probabilities, p (paired bootstrap over chunks of 256 "
-                  "tokens); Δ loss of each seed against SLIDE's same seed |", "|---|---|---|---|---|---|"]
+                  f"vs SLIDE: Δ loss of the seeds' mean log-probabilities [95 % interval], p (paired bootstrap over "
+                  f"chunks of {text['chunk']} tokens, 2,000 resamples); Δ loss of each seed against SLIDE's same seed |",
+                  "|---|---|---|---|---|---|"]
         stats = {}
         for s in systems:
             if not runs[s]:
@@ -289,23 +266,22 @@ def main():
             stats[s] = statistics.mean(ppl)
             versus = "-"
             if s != "slide" and runs.get("slide"):  # a finished run has its scores
-                diff, pval, n, per_seed = compare(runs[s], runs["slide"])
-                versus = f"{diff:+.4f}, p {p_text(pval)} ({n} chunks); per seed " + \
+                diff, interval, pval, n, per_seed = compare(runs[s], runs["slide"])
+                versus = f"{effect(diff, interval, pval)} ({n} chunks); per seed " + \
                     ", ".join(f"{d:+.3f}" for d in per_seed)
-                findings.append((corpus, s, diff, pval, per_seed))
+                findings.append((corpus, s, diff, interval, pval, per_seed))
             thesis = THESIS_TABLE_5_1.get(s, ("-",) * 3)[CORPUS_COLUMN.get(corpus, 0)]
             lines.append(f"| {s} | {len(ppl)} | {params:,} | {fmt_seeds(ppl)} | {thesis} | {versus} |")
         for a_name, b_name in PAIRS:
             if runs.get(a_name) and runs.get(b_name):
-                diff, pval, _, per_seed = compare(runs[a_name], runs[b_name])
                 column = CORPUS_COLUMN.get(corpus, 0)
                 ta, tb = THESIS_TABLE_5_1[a_name][column], THESIS_TABLE_5_1[b_name][column]
                 lower, higher = (a_name, b_name) if ta < tb else (b_name, a_name)
-                signed = diff if lower == a_name else -diff
+                diff, interval, pval, _, per_seed = compare(runs[lower], runs[higher])
                 pair_findings.append(
                     f"- {corpus}: {lower} has a lower test loss than {higher} (thesis {min(ta, tb)} against "
-                    f"{max(ta, tb)}): Δ {signed:+.4f} nats/token, p {p_text(pval)}: "
-                    f"**{verdict(signed, pval, per_seed if lower == a_name else [-d for d in per_seed])}**")
+                    f"{max(ta, tb)}): Δ loss (nats/token) {effect(diff, interval, pval)}: "
+                    f"**{verdict(diff, pval, per_seed)}**")
         learned = [s for s in stats if stats[s] < math.exp(uni)]
         lines += ["", f"Every system below the unigram's perplexity {math.exp(uni):.1f}: "
                   f"{'yes' if len(learned) == len(stats) else 'no: ' + ', '.join(set(stats) - set(learned))}.", ""]
@@ -320,18 +296,18 @@ def main():
                 continue
             cells, losses = [], {}
             for w, name in [(w, f"scores-w{w}.jsonl") for w in windows] + [(0, "scores.jsonl")]:
-                lp = mean_over_seeds(runs[s], name)
-                losses[w] = -statistics.mean(lp) if lp else float("nan")
-                cells.append(f"{losses[w]:.3f}" if lp else "-")
+                losses[w] = mean_loss(runs[s], name)
+                cells.append("-" if math.isnan(losses[w]) else f"{losses[w]:.3f}")
             lines.append(f"| {s} | " + " | ".join(cells) + " |")
             if TRAINED in windows:
                 long_name, trained_name = f"scores-w{max(windows)}.jsonl", f"scores-w{TRAINED}.jsonl"
-                rise, pval, _, per_seed = compare(runs[s], runs[s], long_name, trained_name)
-                rises = pval < 0.05 and rise > 0 and len(per_seed) > 1 and all(d > 0 for d in per_seed)
+                rise, interval, pval, _, per_seed = compare(runs[s], runs[s], long_name, trained_name)
+                rises = pval < 0.05 and rise > 0 and all(d > 0 for d in per_seed)
                 length_findings.append(
                     f"- {corpus}: {s} read at {max(windows) // TRAINED}× its training length (windows of "
-                    f"{max(windows)}) against its own length: loss {rise:+.4f} nats/token, p {p_text(pval)}: **"
-                    + ("does not hold (the loss rises)" if rises else "holds (no significant rise)") + "**")
+                    f"{max(windows)}) against its own length: Δ loss (nats/token) {effect(rise, interval, pval)}: **"
+                    + ("one seed: no verdict" if len(per_seed) < 2 else
+                       "does not hold (the loss rises)" if rises else "holds (no significant rise)") + "**")
             long_losses[s] = losses.get(max(windows), float("nan"))
         length_findings += best_at_longest(corpus, runs, long_losses, max(windows))
         lines.append("")
@@ -386,8 +362,8 @@ def main():
         rows = [json.loads(x) for x in open(generated) if x.strip()]
         lines += ["## Cached generation", "",
                   "`strata lm generate --max-length 32 --min-length 32` (one thread) after a prompt of the test text, "
-                  "with the model's cache and with `--no-cache` (the whole sequence again every step), in the same "
-                  "run. With the cache a SLIDE layer keeps the keys its next block reads; S4D carries its state by "
+                  "with the model's cache and with `--no-cache` (the whole sequence again every step), one after the "
+                  "other, right after the model trained (another run training beside it). With the cache a SLIDE layer keeps the keys its next block reads; S4D carries its state by "
                   "its recurrence (O(C N) a token); the unstructured filter has no recurrence and convolves "
                   "every input again (O(L log L) a token).", "",
                   "| system | prompt tokens | cached tokens/s | rerun tokens/s | speed-up |", "|---|---|---|---|---|"]
@@ -407,9 +383,9 @@ def main():
               "Read these at their scale: 1.2M training tokens leave every model far from converged (training "
               f"loss {convergence(a.out_dir)}), where the thesis compares converged models trained "
               "on billions of tokens; a verdict here is about small models early in training.", ""]
-    for corpus, s, diff, pval, per_seed in findings:
-        lines.append(f"- {corpus}: {s} has a lower test loss than SLIDE (Table 5.1): Δ {diff:+.4f} nats/token, "
-                     f"p {p_text(pval)}: **{verdict(diff, pval, per_seed)}**")
+    for corpus, s, diff, interval, pval, per_seed in findings:
+        lines.append(f"- {corpus}: {s} has a lower test loss than SLIDE (Table 5.1): Δ loss (nats/token) "
+                     f"{effect(diff, interval, pval)}: **{verdict(diff, pval, per_seed)}**")
     if pair_findings:
         lines += ["", "Between Table 5.1's other rows (the thesis's order on the corpus this one stands in for):"]
         lines += pair_findings
