@@ -1,6 +1,6 @@
 """docs/results/thesis-ch4.md from the runs of bench/thesis-ch4.sh: NoExtra, WithContext and the
 chain (with the user's answers corrupted at 0/10/30/50 %) on man-page section ambiguity, mean ±
-std over seeds, paired bootstrap p-values per seed, the most-frequent-sense baseline the systems
+std over seeds, paired bootstraps per seed (the difference, its 95 % interval and p), the most-frequent-sense baseline the systems
 must beat, and the thesis's claims checked one by one."""
 import argparse
 import json
@@ -41,17 +41,36 @@ def exact_by_id(chain_dir, system):
 
 
 def paired_bootstrap(a, b, resamples=1000, seed=1):
-    """Koehn's paired bootstrap over examples: mean(a) - mean(b) and the share of resamples in
-    which the full set's winner does not win (a tie counts as not winning)."""
+    """Koehn's paired bootstrap over examples, as `strata chain` computes its comparisons:
+    100 (mean(a) - mean(b)), the 95 % percentile interval of that difference over the resamples,
+    and the share of resamples in which the full set's winner does not win (a tie counts as not
+    winning)."""
     n = len(a)
     rng = random.Random(seed)
     diff = (sum(a) - sum(b)) / n
     lose = 0
+    means = []
     for _ in range(resamples):
         idx = [rng.randrange(n) for _ in range(n)]
         d = sum(a[i] - b[i] for i in idx)
         lose += (d <= 0) if diff > 0 else (d >= 0)
-    return 100 * diff, lose / resamples
+        means.append(100 * d / n)
+    return 100 * diff, (percentile(means, 0.025), percentile(means, 0.975)), lose / resamples
+
+
+def percentile(values, q):
+    """numpy.percentile(values, 100 q) with its default linear interpolation, as strata's
+    intervals (eval/bootstrap.h)."""
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    below = int(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
+
+
+def effect(d, interval, p):
+    """"+11.30 [+5.02, +17.57] (0.001)": a difference, its interval and p."""
+    return f"{d:+.2f} [{interval[0]:+.2f}, {interval[1]:+.2f}] ({p:.3f})"
 
 
 def sense_lines(out_dir, language):
@@ -165,39 +184,43 @@ def main():
             L.append(f"| {NAMES[system]} | " + " | ".join(fmt(mean_std([r[k] for r in rows]), 1) for k in range(3)) + " |")
     L += [f"| most-frequent sense | 100.0 | {mfs_line:.1f} | {mfs_line:.1f} |", ""]
     L += ["## Paired bootstrap per seed (1,000 resamples over the test examples)", "",
-          "| comparison | seed | exact match Δ (p) | chrF Δ (p) | BLEU Δ (p) |", "|---|---|---|---|---|"]
+          "Each cell: the difference Δ (first system minus second), its 95 % percentile interval over the resamples, "
+          "and p, the share of resamples in which the system ahead on the whole test set is not ahead (Koehn 2004).", "",
+          "| comparison | seed | exact match Δ [95 % interval] (p) | chrF Δ [interval] (p) | BLEU Δ [interval] (p) |",
+          "|---|---|---|---|---|"]
     for pair in ["chain vs with_context", "chain vs no_extra", "with_context vs no_extra"]:
         for s in seeds:
             c = scores[s]["comparisons"].get(pair)
             if not c:
                 continue
-            cells = [f"{c[m]['a'] - c[m]['b']:+.2f} ({c[m]['p_value']:.3f})" for m, _ in METRICS]
+            cells = [effect(c[m]["a"] - c[m]["b"], (c[m]["difference_low"], c[m]["difference_high"]), c[m]["p_value"])
+                     for m, _ in METRICS]
             L.append(f"| {pair} | {s} | " + " | ".join(cells) + " |")
     ids = sorted(mfs)
     L += ["", "Against the most-frequent-sense baseline, and the chain against itself with half the answers wrong "
           "(exact match, the same test in Python over each seed's outputs):", "",
-          "| comparison | seed | exact match Δ (p) |", "|---|---|---|"]
+          "| comparison | seed | exact match Δ [95 % interval] (p) |", "|---|---|---|"]
     against = {}
     for system in ["no_extra", "with_context", "chain", "chain-gold"]:
         for sd in seeds:
             if not os.path.exists(os.path.join(outputs_of(system, sd)[0], "scores.json")):
                 continue
             mine = exact_by_id(*outputs_of(system, sd))
-            d, p = paired_bootstrap([mine[i] for i in ids], [float(mfs[i][1]) for i in ids])
+            d, interval, p = paired_bootstrap([mine[i] for i in ids], [float(mfs[i][1]) for i in ids])
             against.setdefault(system, []).append((d, p))
-            L.append(f"| {system} vs most-frequent sense | {sd} | {d:+.2f} ({p:.3f}) |")
+            L.append(f"| {system} vs most-frequent sense | {sd} | {effect(d, interval, p)} |")
     for sd in seeds:
         path = os.path.join(a.out_dir, f"chain-s{sd}", "outputs", "chain.jsonl")
         user = {o["id"]: float(o["user_answer"] == o["right_answer"]) for o in read_jsonl(path)}
-        d, p = paired_bootstrap([user[i] for i in ids], [float(mfs[i][0]) for i in ids])
+        d, interval, p = paired_bootstrap([user[i] for i in ids], [float(mfs[i][0]) for i in ids])
         against.setdefault("user", []).append((d, p))
-        L.append(f"| the user's answers vs each name's majority section (section right) | {sd} | {d:+.2f} ({p:.3f}) |")
+        L.append(f"| the user's answers vs each name's majority section (section right) | {sd} | {effect(d, interval, p)} |")
     for sd in seeds:
         clean = exact_by_id(os.path.join(a.out_dir, f"chain-s{sd}"), "chain")
         worst = exact_by_id(os.path.join(a.out_dir, f"chain-s{sd}"), "chain-corrupt50")
-        d, p = paired_bootstrap([clean[i] for i in ids], [worst[i] for i in ids])
+        d, interval, p = paired_bootstrap([clean[i] for i in ids], [worst[i] for i in ids])
         against.setdefault("corrupt", []).append((d, p))
-        L.append(f"| chain vs chain, 50 % wrong | {sd} | {d:+.2f} ({p:.3f}) |")
+        L.append(f"| chain vs chain, 50 % wrong | {sd} | {effect(d, interval, p)} |")
 
     def verdict_of(pairs):
         if len(pairs) < 2:
