@@ -4,11 +4,12 @@ std over seeds, paired bootstraps per seed (the difference, its 95 % interval an
 must beat, and the thesis's claims checked one by one."""
 import argparse
 import json
+import math
 import os
 import random
 from collections import Counter, defaultdict
 
-from report_common import fmt, mean_std, read_jsonl, write_atomic
+from report_common import fmt_seeds, mean_std, read_jsonl, write_atomic
 
 SYSTEMS = ["no_extra", "with_context", "chain", "chain-corrupt10", "chain-corrupt30", "chain-corrupt50", "chain-gold"]
 NAMES = {"no_extra": "NoExtra (S → A)", "with_context": "WithContext (S, C → A)", "chain": "Chain (S → Q; S, C, Q → U; S, Q, U → A)",
@@ -68,9 +69,10 @@ def percentile(values, q):
     return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
 
 
-def effect(d, interval, p):
-    """"+11.30 [+5.02, +17.57] (0.001)": a difference, its interval and p."""
-    return f"{d:+.2f} [{interval[0]:+.2f}, {interval[1]:+.2f}] ({p:.3f})"
+def effect(d, interval, p, resamples=1000):
+    """"+11.30 [+5.02, +17.57] (0.001)": a difference, its interval and p (no resample against:
+    below one in the resamples, not 0)."""
+    return f"{d:+.2f} [{interval[0]:+.2f}, {interval[1]:+.2f}] ({f'< {1 / resamples:.3g}' if p == 0 else f'{p:.3f}'})"
 
 
 def sense_lines(out_dir, language):
@@ -101,6 +103,55 @@ def sense_analysis(out_dir, chain_dir, system, language, lines):
             formed += 1
             right += senses[o["translation"]] == r["section"]
     return 100 * formed / total, 100 * right / total, 100 * right / formed if formed else float("nan")
+
+
+def relation(x, y):
+    """How x compares with y, in points: within one point is level."""
+    return "level with" if abs(x - y) < 1 else "above" if x > y else "below"
+
+
+def user_overfits(out_dir, seeds):
+    """Whether, in every seed, the user's validation loss was lowest before its last evaluation."""
+    rises = []
+    for s in seeds:
+        path = os.path.join(out_dir, "runs", f"user-s{s}", "metrics.jsonl")
+        valid = sorted((r["step"], r["loss"]) for r in read_jsonl(path) if r.get("split") == "valid") if os.path.exists(path) else []
+        rises.append(len(valid) > 1 and min(valid, key=lambda x: x[1])[0] < valid[-1][0])
+    return len(rises) > 1 and all(rises)
+
+
+def reading(exact, sense_means, user_right, majority, overfits, against):
+    """The page's reading of its own numbers: each sentence says what the numbers show, whichever
+    way they fall."""
+    def beats(key):  # better than the most-frequent sense in every seed, p < 0.05 in each
+        pairs = against.get(key, [])
+        return len(pairs) > 1 and all(d > 0 and p < 0.05 for d, p in pairs)
+
+    weak_user = exact["chain-gold"] > exact["chain"] and user_right < majority
+    out = [f"- **{'The user is the chain' + chr(39) + 's weak link' if weak_user else 'The user'}.** With a perfect user "
+           f"the chain writes the right line for {exact['chain-gold']:.1f} % of the mentions; with the trained user, "
+           f"{exact['chain']:.1f} %. The trained user's answers are right {user_right:.1f} % of the time, "
+           f"{relation(user_right, majority)} the {majority:.1f} % that each name's majority section gets without "
+           "reading anything" + (", and in every seed its validation loss rises after its best evaluation (Runs): it "
+                                 "memorises the training contexts instead of learning to read them" if overfits else "")
+           + "."]
+    formed_context, formed_chain = sense_means["with_context"][0], sense_means["chain"][0]
+    out.append(f"- **The answer bottleneck {'beats' if formed_chain > formed_context else 'does not beat'} the context "
+               f"in the prompt** in well-formed NAME lines: WithContext writes one for {formed_context:.1f} % of the "
+               f"mentions, the chain for {formed_chain:.1f} %" +
+               (": the context in the prompt disturbs a small translator more than a one-digit answer does, which is "
+                "the chapter's claim in the form it takes at this scale." if formed_chain > formed_context else "."))
+    readers = [k for k in ["with_context", "chain"] if beats(k)]
+    out.append(f"- **Context {'pays' if readers else 'does not pay'} for these models.** NoExtra "
+               f"({exact['no_extra']:.1f} %) is {relation(exact['no_extra'], exact['chain'])} the chain and "
+               f"{relation(exact['no_extra'], exact['with_context'])} WithContext ({exact['with_context']:.1f} %)"
+               + (", as at the thesis's smallest scale (Fig. 4.3, 8B, where NoExtra was best)"
+                  if exact["no_extra"] > max(exact["chain"], exact["with_context"]) - 1 else "") + "; "
+               + (f"{' and '.join(NAMES[k] for k in readers)} beat{'s' if len(readers) == 1 else ''} the most-frequent "
+                  "sense" if readers else "no system that reads the context beats the most-frequent sense")
+               + f", and the perfect-user chain {'beats' if beats('chain-gold') else 'does not beat'} it. Whether the "
+               "chain's advantage grows with scale, the thesis's emergence, cannot be tested here.")
+    return out
 
 
 def main():
@@ -157,9 +208,9 @@ def main():
     for system in SYSTEMS:
         if not per_seed(system, "chrf"):
             continue
-        cells = [fmt(mean_std(per_seed(system, m))) for m, _ in METRICS]
+        cells = [fmt_seeds(per_seed(system, m)) for m, _ in METRICS]
         answer = per_seed(system, "answer_accuracy")
-        L.append(f"| {NAMES[system]} | " + " | ".join(cells) + f" | {fmt(mean_std(answer)) if answer else '–'} |")
+        L.append(f"| {NAMES[system]} | " + " | ".join(cells) + f" | {fmt_seeds(answer) if answer else '–'} |")
     L += ["", "Answer right: the share of chain examples where the answer the translator got was the meant "
           "section (after corruption).", ""]
     lines = sense_lines(a.out_dir, a.language)
@@ -180,8 +231,10 @@ def main():
                 for sd in seeds]
         rows = [r for r in rows if r]
         if rows:
-            sense_means[system] = [mean_std([r[k] for r in rows])[0] for k in range(3)]
-            L.append(f"| {NAMES[system]} | " + " | ".join(fmt(mean_std([r[k] for r in rows]), 1) for k in range(3)) + " |")
+            # A seed with no well-formed output has no "right among well formed" (nan): left out.
+            shares = [[r[k] for r in rows if not math.isnan(r[k])] for k in range(3)]
+            sense_means[system] = [mean_std(v)[0] if v else float("nan") for v in shares]
+            L.append(f"| {NAMES[system]} | " + " | ".join(fmt_seeds(v, 1) if v else "–" for v in shares) + " |")
     L += [f"| most-frequent sense | 100.0 | {mfs_line:.1f} | {mfs_line:.1f} |", ""]
     L += ["## Paired bootstrap per seed (1,000 resamples over the test examples)", "",
           "Each cell: the difference Δ (first system minus second), its 95 % percentile interval over the resamples, "
@@ -249,9 +302,9 @@ def main():
           f"- *Context helps at all* (WithContext over NoExtra): exact match {verdict('with_context', 'no_extra', 'exact_match')}.",
           f"- *The chain beats NoExtra*: exact match {verdict('chain', 'no_extra', 'exact_match')}.",
           "- *A worse user hurts the chain* (Fig. 4.5's direction): exact match at 0/10/30/50 % corrupted answers "
-          + ", ".join(fmt(mean_std(per_seed(sys, 'exact_match'))) for sys in SYSTEMS[2:6] if per_seed(sys, 'exact_match'))
+          + ", ".join(fmt_seeds(per_seed(sys, 'exact_match')) for sys in SYSTEMS[2:6] if per_seed(sys, 'exact_match'))
           + f"; the clean chain over the 50 % one: {verdict_of(against['corrupt'])}. With a perfect user: "
-          + fmt(mean_std(per_seed('chain-gold', 'exact_match'))) + " (against the most-frequent sense: "
+          + fmt_seeds(per_seed('chain-gold', 'exact_match')) + " (against the most-frequent sense: "
           + verdict_of(against.get('chain-gold', [])) + ").",
           "- *The user reads the context* (its answers right more often than each name's majority section, which "
           f"needs no context): {verdict_of(against['user'])}.",
@@ -261,21 +314,8 @@ def main():
     exact = {k: mean_std(per_seed(k, "exact_match"))[0] for k in ["no_extra", "with_context", "chain", "chain-gold"]}
     user_right = mean_std(per_seed("chain", "answer_accuracy"))[0]
     if all(k in sense_means for k in ["no_extra", "with_context", "chain", "chain-gold"]):
-        L += ["## Reading", "",
-              f"- **The user is the chain's weak link.** With a perfect user the chain writes the right line for "
-              f"{exact['chain-gold']:.1f} % of the mentions; with the trained user, {exact['chain']:.1f} %. The trained "
-              f"user's answers are right {user_right:.1f} % of the time, below the {100 * stats['test_name_majority_accuracy']:.1f} % "
-              "that each name's majority section gets without reading anything, and its validation loss rises after the "
-              "first evaluations (Runs): a model this small memorises the training contexts instead of learning to read them.",
-              f"- **The answer bottleneck still beats the context in the prompt.** WithContext writes a well-formed NAME "
-              f"line for {sense_means['with_context'][0]:.1f} % of the mentions, the chain for {sense_means['chain'][0]:.1f} %: "
-              "a 120-word context in the prompt disturbs a small translator more than a one-digit answer does, which is "
-              "the chapter's claim in the form it takes at this scale.",
-              f"- **Context does not pay for these models.** NoExtra ({exact['no_extra']:.1f} %) is level with the chain "
-              f"and above WithContext ({exact['with_context']:.1f} %), as at the thesis's smallest scale (Fig. 4.3, 8B, "
-              "where NoExtra was best); no system that reads the context beats the most-frequent sense, and even the "
-              "perfect-user chain only matches it. Whether the chain's advantage grows with scale, the thesis's "
-              "emergence, cannot be tested here.", ""]
+        L += ["## Reading", ""] + reading(exact, sense_means, user_right, 100 * stats["test_name_majority_accuracy"],
+                                          user_overfits(a.out_dir, seeds), against) + [""]
     L += ["## Runs", "", "Validation loss on the completions (nats per token), at each evaluation.", "",
           "| role | seed | validation loss by step |", "|---|---|---|"]
     for role in ["no_extra", "with_context", "translator", "user"]:
