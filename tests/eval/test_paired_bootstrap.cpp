@@ -45,8 +45,8 @@ TEST(PairedBootstrap, ClearWinnerHasSmallPValue) {
   // The direction does not matter: B against A is the same test, its interval mirrored.
   const PairedBootstrap reverse = test_accuracy(b, a);
   EXPECT_LT(reverse.p_value, 0.01);
-  EXPECT_DOUBLE_EQ(reverse.difference_low, -result.difference_high);
-  EXPECT_DOUBLE_EQ(reverse.difference_high, -result.difference_low);
+  EXPECT_NEAR(reverse.difference_low, -result.difference_high, 1e-12);
+  EXPECT_NEAR(reverse.difference_high, -result.difference_low, 1e-12);
   // A wider confidence gives a wider interval around the same resamples.
   const PairedBootstrap wide = test_accuracy(a, b, 7, 0.99);
   EXPECT_LT(wide.difference_low, result.difference_low);
