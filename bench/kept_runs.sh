@@ -9,6 +9,8 @@
 #                            writes KEEP/fingerprint, later ones stop the script when they differ
 # keep_files SRC DEST PATH...  SRC/PATH (files or folders, relative) into DEST
 # restore_files KEPT DEST      a kept folder back, unzipped
+# restore_run DIR KEPT LABEL   succeeds when run DIR needs no training: it has its result.json,
+#                            or KEPT has one and is restored into DIR
 # keep_base SRC DEST FILE...   a pretrained run that later runs start from (--base): FILEs and
 #                            its weights (the checkpoint --base loads, without optimizer state)
 # keep_commit KEEP NAME        records in KEEP/commits the checkout NAME ran from
@@ -54,6 +56,14 @@ restore_files() {
   mkdir -p "$dest"
   cp -r "$kept/." "$dest/"
   find "$dest" -name '*.jsonl.gz' -exec gunzip -f {} +
+}
+
+restore_run() {
+  local dir=$1 kept=$2 label=$3
+  [[ -f "$dir/result.json" ]] && return 0
+  [[ -f "$kept/result.json" ]] || return 1
+  rm -rf "$dir" && restore_files "$kept" "$dir"
+  echo "restored: $label (from $kept)"
 }
 
 keep_base() {

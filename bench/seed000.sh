@@ -110,12 +110,7 @@ run_one() {
   line=$(echo "$all_systems" | grep "^$system|")
   recipe=$(echo "$line" | cut -d'|' -f2)
   overrides=$(echo "$line" | cut -d'|' -f3)
-  if [[ -f "$dir/result.json" ]]; then return 0; fi
-  if [[ -f "$kept/result.json" ]]; then
-    rm -rf "$dir" && restore_files "$kept" "$dir"
-    echo "restored: $system seed $seed $percent% (from $kept)"
-    return 0
-  fi
+  restore_run "$dir" "$kept" "$system seed $seed $percent%" && return 0
   local t0 t1 t2
   if [[ ! -f "$dir/trained.json" ]]; then
     rm -rf "$dir" && mkdir -p "$dir"
@@ -166,7 +161,7 @@ figures_of() {  # figures_of SYSTEM RUN_DIR
     fi
   fi
 }
-export -f run_one score figures_of keep_files restore_files keep_commit
+export -f run_one score figures_of keep_files restore_files restore_run keep_commit
 export out strata config all_systems data keep figures
 
 # The spectrum's five runs, then every other system's first seed (Figure 3's single layers

@@ -132,12 +132,7 @@ run_one() {
   line=$(echo "$all_systems" | grep "^$system|")
   recipe=$(echo "$line" | cut -d'|' -f2)
   overrides=$(echo "$line" | cut -d'|' -f3)
-  if [[ -f "$dir/result.json" ]]; then return 0; fi
-  if [[ -f "$kept/result.json" ]]; then
-    rm -rf "$dir" && restore_files "$kept" "$dir"
-    echo "restored: $system seed $seed (from $kept)"
-    return 0
-  fi
+  restore_run "$dir" "$kept" "$system seed $seed" && return 0
   rm -rf "$dir" && mkdir -p "$dir"
   local t0 t1 t2
   t0=$(date +%s%N)
@@ -182,7 +177,7 @@ run_one() {
   OMP_NUM_THREADS=1 analyses_of "$system-s$seed" "$dir"
   echo "done: $system seed $seed ($(( (t2 - t0) / 1000000000 )) s)"
 }
-export -f run_one analyze analyses_of keep_files restore_files keep_commit
+export -f run_one analyze analyses_of keep_files restore_files restore_run keep_commit
 export out strata config all_systems keep all_patterns
 
 # The systems from scratch, then (its encoder pretrained) the PAL study. First the runs the

@@ -124,12 +124,7 @@ run_one() {
   local corpus=$1 system=$2 seed=$3 dir="$out/$1/runs/$2-s$3" kept="$keep/$1/runs/$2-s$3"
   local overrides
   overrides=$(echo "$all_systems" | grep "^$system|" | cut -d'|' -f2)
-  if [[ -f "$dir/result.json" ]]; then return 0; fi
-  if [[ -f "$kept/result.json" ]]; then
-    rm -rf "$dir" && restore_files "$kept" "$dir"
-    echo "restored: $corpus $system seed $seed (from $kept)"
-    return 0
-  fi
+  restore_run "$dir" "$kept" "$corpus $system seed $seed" && return 0
   rm -rf "$dir" && mkdir -p "$dir"
   local t0 t1 window
   t0=$(date +%s)
@@ -161,7 +156,7 @@ run_one() {
   keep_commit "$keep" "$corpus/$system-s$seed"
   echo "done: $corpus $system seed $seed ($(( $(date +%s) - t0 )) s)"
 }
-export -f run_one generate keep_files restore_files keep_commit
+export -f run_one generate keep_files restore_files restore_run keep_commit
 export out strata config all_systems windows keep first
 
 for corpus in $corpora; do prepare "$corpus"; done
