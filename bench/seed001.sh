@@ -92,12 +92,7 @@ if [[ $task == summary ]]; then lead_baseline "$data" "$out/lead1-description"; 
 # rescores it without training it again (as after a change of decoding).
 run_one() {
   local recipe=$1 seed=$2 dir="$runs/$1-s$2" kept="$keep/$task/runs/$1-s$2"
-  if [[ -f "$dir/result.json" ]]; then return 0; fi
-  if [[ -f "$kept/result.json" ]]; then
-    rm -rf "$dir" && restore_files "$kept" "$dir"
-    echo "restored: $recipe seed $seed (from $kept)"
-    return 0
-  fi
+  restore_run "$dir" "$kept" "$recipe seed $seed" && return 0
   local t0 t1 t2
   if [[ ! -f "$dir/trained.json" ]]; then
     rm -rf "$dir" && mkdir -p "$dir"
@@ -136,7 +131,7 @@ run_one() {
   keep_commit "$keep/$task" "$recipe-s$seed"
   echo "done: $recipe seed $seed ($(( (t2 - t1) / 1000000000 )) s scoring)"
 }
-export -f run_one keep_files restore_files keep_commit
+export -f run_one keep_files restore_files restore_run keep_commit
 base="${base_flag[*]:-}"
 export out strata config runs data task base keep report
 
