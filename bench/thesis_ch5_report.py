@@ -51,11 +51,16 @@ def chunks_of(run):
         return json.load(f)
 
 
+def scored(runs, name):
+    """The chunks.json of those runs that have `name` scores."""
+    return [chunks_of(r) for r in runs if name in chunks_of(r)["logprob_sums"]]
+
+
 def chunk_losses(runs, name):
     """Per chunk of the test text, the mean loss (nats/token) of a system's seeds' summed
     log-probabilities in its `name` scores (the seeds score the same text); None when no run
     has them."""
-    kept = [chunks_of(r) for r in runs if name in chunks_of(r)["logprob_sums"]]
+    kept = scored(runs, name)
     if not kept:
         return None
     size, tokens = kept[0]["chunk"], kept[0]["tokens"]
@@ -66,7 +71,7 @@ def chunk_losses(runs, name):
 def mean_loss(runs, name):
     """A system's loss (nats/token) on the whole test text in its `name` scores, its seeds'
     log-probabilities averaged; nan when no run has them."""
-    kept = [chunks_of(r) for r in runs if name in chunks_of(r)["logprob_sums"]]
+    kept = scored(runs, name)
     if not kept:
         return float("nan")
     return -statistics.mean(sum(k["logprob_sums"][name]) for k in kept) / kept[0]["tokens"]
