@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -108,24 +109,34 @@ void run_lm_generate(const LmGenerateFlags& flags, const GenerationFlags& genera
   const at::Tensor prompts = torch::tensor(std::vector<std::int64_t>(ids.begin(), ids.end())).unsqueeze(0);
   const decode::GenerationOptions options = decode::with_model_tokens(generation_for(generation, info), info.config);
   const auto start = std::chrono::steady_clock::now();
+  recipes::ContinueTiming timing;
   const std::vector<std::int64_t> tokens =
-      recipes::continue_prompts(info, prompts, options, !generation.no_cache).front();
+      recipes::continue_prompts(info, prompts, options, !generation.no_cache, &timing).front();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<std::int32_t> kept;
   for (std::int64_t t : tokens)
     if (t != options.eos_id) kept.push_back(static_cast<std::int32_t>(t));
   const std::string text = info.tokenizer->decode(kept);
   const double per_second = static_cast<double>(tokens.size()) / std::max(seconds, 1e-9);
+  // The steps after the first, which read the prompt: the rate a longer continuation tends to.
+  const double later_seconds = seconds - timing.first_step_seconds;
+  const nlohmann::json decode_rate =
+      timing.steps > 1 ? nlohmann::json(static_cast<double>(timing.steps - 1) / std::max(later_seconds, 1e-9))
+                       : nlohmann::json(nullptr);
   if (flags.json)
     std::printf("%s\n", nlohmann::json{{"prompt_tokens", ids.size()}, {"tokens", tokens}, {"text", text},
                                        {"seconds", seconds}, {"tokens_per_second", per_second},
-                                       {"cache", !generation.no_cache}}
+                                       {"first_step_seconds", timing.first_step_seconds}, {"steps", timing.steps},
+                                       {"later_steps_per_second", decode_rate}, {"cache", !generation.no_cache}}
                             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
                             .c_str());
   else
     std::printf("%s%s\n", prompt.c_str(), text.c_str());
-  std::fprintf(stderr, "%zu tokens after a prompt of %zu in %.2f s (%.1f tokens/s, %s)\n", tokens.size(), ids.size(),
-               seconds, per_second, generation.no_cache ? "every step recomputed" : "cached");
+  const std::string later =
+      decode_rate.is_null() ? "no later step" : fmt::format("{:.1f} steps/s after it", decode_rate.get<double>());
+  std::fprintf(stderr, "%zu tokens after a prompt of %zu in %.2f s (%.1f tokens/s; prompt and first step %.2f s, %s; %s)\n",
+               tokens.size(), ids.size(), seconds, per_second, timing.first_step_seconds, later.c_str(),
+               generation.no_cache ? "every step recomputed" : "cached");
 }
 
 }  // namespace
@@ -144,7 +155,8 @@ void register_lm_generate(CLI::App& lm) {
   sub->add_option("--prompt-file", flags->prompt_file, "read the prompt from this file")
       ->check(CLI::ExistingFile)
       ->excludes(text);
-  sub->add_flag("--json", flags->json, "print one JSON object: tokens, text, seconds, tokens_per_second");
+  sub->add_flag("--json", flags->json, "print one JSON object: tokens, text, seconds, tokens_per_second, first_step_seconds (the "
+                "prompt read and the first token chosen), steps, later_steps_per_second (the steps after the first)");
   const std::shared_ptr<GenerationFlags> generation = add_generation_flags(sub);
   on_run(sub, [flags, generation] {
     if (flags->prompt.empty() && flags->prompt_file.empty()) throw Error("lm generate: give --prompt or --prompt-file");

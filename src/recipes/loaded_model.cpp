@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <chrono>
 #include <set>
 
 #include "strata/core/error.h"
@@ -19,6 +20,29 @@ namespace strata::recipes {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The stepper it wraps, with the time its first step ended (since `start`) and the steps run
+// written to `timing` as decoding goes.
+class TimedSteps : public decode::StepModel {
+ public:
+  TimedSteps(decode::StepModel& inner, std::chrono::steady_clock::time_point start, ContinueTiming& timing)
+      : inner_(inner), start_(start), timing_(timing) {
+    timing_ = {};
+  }
+  std::int64_t rows() const override { return inner_.rows(); }
+  at::Tensor step(const at::Tensor& tokens) override {
+    at::Tensor next = inner_.step(tokens);
+    if (timing_.steps++ == 0)
+      timing_.first_step_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    return next;
+  }
+  void reorder(const at::Tensor& index) override { inner_.reorder(index); }
+
+ private:
+  decode::StepModel& inner_;
+  std::chrono::steady_clock::time_point start_;
+  ContinueTiming& timing_;
+};
 
 // Everything but the weights: the checkpoint, its configs (validated) and its tokenizer.
 train::Checkpoint read_checkpoint(const fs::path& path, const std::string& architecture, LoadedModel& info,
@@ -98,12 +122,16 @@ std::shared_ptr<models::LanguageModel> load_language_model(const fs::path& path,
 }
 
 decode::Sequences continue_prompts(const LoadedModel& model, const at::Tensor& prompts,
-                                   const decode::GenerationOptions& options, bool use_cache) {
+                                   const decode::GenerationOptions& options, bool use_cache,
+                                   ContinueTiming* timing) {
   const Architecture& architecture = find_architecture(model.config.architecture);
   if (!architecture.stepper) throw Error("a " + architecture.name + " model does not generate text");
   torch::NoGradGuard no_grad;
+  const auto start = std::chrono::steady_clock::now();  // a stepper may read the prompt when made
   const std::unique_ptr<decode::StepModel> stepper = architecture.stepper(model.module, {prompts, {}, nullptr, use_cache});
-  return decode::generate(*stepper, options);
+  if (timing == nullptr) return decode::generate(*stepper, options);
+  TimedSteps timed(*stepper, start, *timing);
+  return decode::generate(timed, options);
 }
 
 models::EncoderModel load_encoder(const fs::path& path, LoadedModel& info, const std::string& task,

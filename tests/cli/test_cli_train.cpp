@@ -205,6 +205,14 @@ TEST_F(CliTrain, LmScoreShowsCausalityFromOutsideAndCachedGenerationMatchesRerun
   EXPECT_GT(a["tokens"].size(), 0u);
   EXPECT_TRUE(a["cache"].get<bool>());
   EXPECT_FALSE(b["cache"].get<bool>());
+  // The prompt's cost apart from the later steps': the first step ends inside the whole call,
+  // and decoding ran at least a step per token written.
+  for (const nlohmann::json& g : {a, b}) {
+    EXPECT_GE(g["steps"].get<std::int64_t>(), static_cast<std::int64_t>(g["tokens"].size()));
+    EXPECT_GT(g["first_step_seconds"].get<double>(), 0);
+    EXPECT_LE(g["first_step_seconds"].get<double>(), g["seconds"].get<double>());
+    EXPECT_GT(g["later_steps_per_second"].get<double>(), 0);
+  }
   EXPECT_NE(run("lm generate --model " + path("bst")).exit_code, 0);  // no prompt
 }
 

@@ -53,11 +53,20 @@ models::Seq2Seq load_seq2seq(const std::filesystem::path& path, LoadedModel& inf
 // Any language model (causal_lm, bst_lm, ...): strata::Error for another kind of model.
 std::shared_ptr<models::LanguageModel> load_language_model(const std::filesystem::path& path, LoadedModel& info,
                                                            const std::filesystem::path& adapter = {});
+// How long continue_prompts took to read the prompt and choose the first token (the
+// stepper made and its first step run), and how many steps decoding ran in all: so the
+// prompt's cost and each later token's can be told apart.
+struct ContinueTiming {
+  double first_step_seconds = 0;
+  std::int64_t steps = 0;
+};
+
 // Continues each prompt ([B, T] int64, T >= 1) with the stepper of the model's architecture
 // (`use_cache` false recomputes every step): what `strata lm generate` runs. strata::Error for
-// an architecture that does not generate.
+// an architecture that does not generate. `timing`, when not null, gets the above.
 decode::Sequences continue_prompts(const LoadedModel& model, const at::Tensor& prompts,
-                                   const decode::GenerationOptions& options, bool use_cache);
+                                   const decode::GenerationOptions& options, bool use_cache,
+                                   ContinueTiming* timing = nullptr);
 
 // `task`, when not empty, is the data.task the encoder must have been trained for
 // ("extractive", "segmentation"); `command` names the command in that error.
