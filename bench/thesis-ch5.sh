@@ -37,6 +37,7 @@ report=${REPORT:-docs/results/thesis-ch5.md}
 keep=$(realpath -m "${KEEP:-docs/results/thesis-ch5-outputs}")
 first=$(echo "$corpora" | cut -d' ' -f1)  # the ablations' and cached generation's corpus
 config=configs/thesis-ch5.toml
+vocab=2000  # the byte-level BPE tokenizer's, per corpus
 windows="64 512 2048 8192"
 
 # system|overrides: every system of the experiment. XL, as the thesis's TRSF-XL:2048 beside
@@ -74,7 +75,7 @@ all_systems+=$ablation_systems
 started=$(date +%s)
 source bench/kept_runs.sh
 
-# A corpus, its tokenizer (byte-level BPE, 2000) and its test text, made once.
+# A corpus, its tokenizer (byte-level BPE, $vocab) and its test text, made once.
 prepare() {
   local corpus=$1 dir="$out/$1" split
   if [[ ! -f "$dir/data/test.jsonl" ]]; then
@@ -88,8 +89,8 @@ prepare() {
         "$([[ $split == train ]] && echo "$train_bytes" || echo "$eval_bytes")"
   done
   if [[ ! -f "$dir/tokenizer/strata-tokenizer.json" ]]; then
-    echo "== tokenizer for $corpus: byte-level BPE, 2000"
-    "$strata" tokenizer train --input "$dir/use/train.jsonl" --out "$dir/tokenizer" --vocab-size 2000 --type byte-bpe
+    echo "== tokenizer for $corpus: byte-level BPE, $vocab"
+    "$strata" tokenizer train --input "$dir/use/train.jsonl" --out "$dir/tokenizer" --vocab-size "$vocab" --type byte-bpe
   fi
   [[ -f "$dir/test.txt" ]] || python3 bench/thesis_ch5_text.py join "$dir/use/test.jsonl" "$dir/test.txt" "$test_bytes"
   # Kept runs are only reused on the same texts and tokenizer.
@@ -189,6 +190,6 @@ done
 cat "$out/$first/runs/"{slide,sh-s4d,mf-unstruct}-s1/generate.jsonl > "$out/generate.jsonl" 2> /dev/null || true
 
 python3 bench/thesis_ch5_report.py --out-dir "$out" --corpora "$corpora" --systems "$systems" --config "$config" \
-  --ablations "$ablations" \
+  --ablations "$ablations" --vocab "$vocab" --train-bytes "$train_bytes" \
   --windows "$windows" --minutes "$(( ($(date +%s) - started) / 60 ))" --report "$report"
 echo "== wrote $report"

@@ -10,6 +10,7 @@ import json
 import math
 import os
 import statistics
+import tomllib
 
 from report_common import fmt_seeds, paired_bootstrap, write_atomic
 
@@ -18,7 +19,6 @@ THESIS_TABLE_5_1 = {  # perplexity on PG19 / arXiv / GitHub (thesis Table 5.1)
     "mf-s4d": (11.63, 2.48, 2.07), "sh-unstruct": (11.52, 2.49, 2.09), "mf-unstruct": (11.56, 2.44, 2.03),
 }
 CORPUS_COLUMN = {"books": 0, "markup": 1, "code": 2}  # which thesis corpus each stands in for
-TRAINED = 512  # configs/thesis-ch5.toml's data.block_size: the length every system trained at
 # Pairs of Table 5.1's rows whose order the thesis discusses: MF against SH (SH wins on PG19, MF
 # on arXiv and GitHub), the unstructured kernel against S4D, MH against SH, BRecT against XL.
 # The direction each finding expects is read from THESIS_TABLE_5_1's column for the corpus.
@@ -214,6 +214,72 @@ def not_run(out_dir):
     return out
 
 
+def bst_cost_reading(cases):
+    """What the layer timing says about BST's cost beyond its flops, from the numbers."""
+    bst = [c for c in cases.values() if c["layer"].startswith("bst")]
+    if not bst:
+        return "No BST layer was timed."
+    flops = [c["flops_ratio"] for c in bst]
+    slower = sum(c["ratio"] > c["flops_ratio"] for c in bst)
+    text = (f"BST's flops ratio to SLIDE is {min(flops):.2f}-{max(flops):.2f}; its time ratio exceeds it in {slower} "
+            f"of {len(bst)} (layer, length) cases")
+    if slower * 2 > len(bst):
+        text += (": the SSM's FFTs, its complex kernel and the reads of its outputs run below the matrix "
+                 "products' rate on this CPU, most of all for MH and MF, which run 8 and 32 filters over the whole "
+                 "sequence (MF reads them at one position a block: the S4D state carried block to block would cost "
+                 "O(L C N) instead; not done).")
+    return text + "."
+
+
+def generation_section(rows):
+    """Cached generation against rerunning the sequence: the prompt's cost (read once either way) apart
+    from the later steps', each a token of every beam, which is where a cache pays."""
+    out = ["## Cached generation", "",
+           "`strata lm generate --max-length 32 --min-length 32` (one thread, the run's decoding settings) after a prompt of "
+           "the test text, with the model's cache and with `--no-cache` (the whole sequence again every step), one "
+           "after the other, right after the model trained (another run training beside it). The first step reads "
+           "the prompt; the later steps' rate is what a cache changes. With the cache a SLIDE layer keeps the keys "
+           "its next block reads; S4D carries its state by its recurrence (O(C N) a token); the unstructured filter "
+           "has no recurrence and convolves every input again (O(L log L) a token).", ""]
+    by = {}
+    for r in rows:
+        by.setdefault(r["system"], {}).setdefault(r["prompt_tokens"], {})[r["cache"]] = r
+    if any("later_steps_per_second" not in r for r in rows):  # timed by a binary before the split
+        out += ["These rows were timed before `lm generate` told the prompt's step from the later ones: "
+                "tokens/s over the whole call, the prompt included.", "",
+                "| system | prompt tokens | cached tokens/s | rerun tokens/s |", "|---|---|---|---|"]
+        for system, lengths in sorted(by.items()):
+            for tokens, v in sorted(lengths.items()):
+                if True in v and False in v:
+                    out.append(f"| {system} | {tokens} | {v[True]['tokens_per_second']:.1f} | "
+                               f"{v[False]['tokens_per_second']:.2f} |")
+        return out + [""]
+    out += ["| system | prompt tokens | prompt and first step, s (cached / rerun) | later steps/s, cached | "
+            "later steps/s, rerun | cache speed-up of the later steps |", "|---|---|---|---|---|---|"]
+    cached_rate = {}
+    for system, lengths in sorted(by.items()):
+        for tokens, v in sorted(lengths.items()):
+            if True not in v or False not in v:
+                continue
+            c, r = v[True], v[False]
+            cached_rate.setdefault(system, {})[tokens] = c["later_steps_per_second"]
+            out.append(f"| {system} | {tokens} | {c['first_step_seconds']:.2f} / {r['first_step_seconds']:.2f} | "
+                       f"{c['later_steps_per_second']:.1f} | {r['later_steps_per_second']:.2f} | "
+                       f"{c['later_steps_per_second'] / r['later_steps_per_second']:.1f}× |")
+    falls = []
+    for system, rates in sorted(cached_rate.items()):
+        if len(rates) > 1:
+            short, long = min(rates), max(rates)
+            falls.append(f"{system} {rates[long] / rates[short]:.2f}")
+    if falls:
+        out += ["", "A cached step's cost should not grow with what was read before (SLIDE: the last block's keys; "
+                "S4D: a state of fixed size), where re-convolution's does. The cached later-step rate after the "
+                "longest prompt over the rate after the shortest: " + ", ".join(falls) + ". The SSM rows are "
+                "different models (SH with S4D, MF with the unstructured filter and 32 filters), so a gap between "
+                "them mixes the context states' cost with the SSM's; S4D decoded by re-convolution was not timed."]
+    return out + [""]
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out-dir", required=True)
@@ -224,7 +290,13 @@ def main():
     p.add_argument("--ablations", default="")
     p.add_argument("--minutes", type=int, default=0)
     p.add_argument("--report", required=True)
+    p.add_argument("--vocab", type=int, required=True, help="the tokenizer's vocabulary")
+    p.add_argument("--train-bytes", type=int, required=True, help="the training text of each corpus, bytes")
     a = p.parse_args()
+    with open(a.config, "rb") as f:
+        config = tomllib.load(f)
+    model, trained = config["model"], config["data"]["block_size"]  # every system trains at L = trained
+    steps, batch = config["train"]["max_steps"], config["train"]["max_tokens"]
     systems, windows = a.systems.split(), [int(w) for w in a.windows.split()]
     results = [json.load(open(f)) for f in glob.glob(os.path.join(a.out_dir, "*", "runs", "*", "result.json"))]
     train_minutes = sum(r["train_seconds"] for r in results) / 60
@@ -235,9 +307,11 @@ def main():
              f"each): {len(results)} runs whose training took {train_minutes:.0f} minutes of one core in all; the "
              f"script's last invocation took {a.minutes} minutes. The same command regenerates it; runs are resumed.", "",
              "**Scale.** The thesis: 12 layers, D = 1024, trained at L = 4096 with W = 512 on PG19, arXiv and "
-             "GitHub (billions of tokens), BST layers at {1, 7, 9}. Here: 4 layers, D = 128, L = 512, W = 64, "
-             "BST layers at {1, 3}, byte-level BPE of 2,000 tokens, 300 steps of 4,096 tokens (1.2M tokens; "
-             "8 MB of training text) on corpora built from this machine: *code* (`/usr/include` files concatenated along their paths, the thesis's own "
+             f"GitHub (billions of tokens), BST layers at {{1, 7, 9}}. Here: {model['decoder_layers']} layers, "
+             f"D = {model['d_model']}, L = {trained}, W = {model['bst_window']}, BST layers at "
+             f"{{{model['bst_layers'].replace(',', ', ')}}}, byte-level BPE of {a.vocab:,} tokens, {steps} steps of "
+             f"{batch:,} tokens ({steps * batch / 1e6:.1f}M tokens; {a.train_bytes / 1e6:.0f} MB of training text) "
+             "on corpora built from this machine: *code* (`/usr/include` files concatenated along their paths, the thesis's own "
              "GitHub construction), *markup* (raw roff man pages, for arXiv) and *books* (rendered man pages and "
              "package docs, for PG19). XL is SLIDE's layer with a window of 4 W = 256 and no gradient through the "
              "previous window (the thesis's TRSF-XL:2048 beside SLIDE:512). BRecT (fixed gates, skip) has one "
@@ -289,10 +363,10 @@ def main():
                     f"**{verdict(diff, pval, per_seed)}**")
         learned = [s for s in stats if stats[s] < math.exp(uni)]
         lines += ["", f"Every system below the unigram's perplexity {math.exp(uni):.1f}: "
-                  f"{'yes' if len(learned) == len(stats) else 'no: ' + ', '.join(set(stats) - set(learned))}.", ""]
+                  f"{'yes' if len(learned) == len(stats) else 'no: ' + ', '.join(s for s in stats if s not in learned)}.", ""]
         lines += ["### Length generalisation (Fig. 5.3)", "",
                   "Loss (nats/token) on the test text read in windows of w tokens, each starting afresh; trained "
-                  "at L = 512. One pass reads the whole text (the SSM's kernel generated at its length).", "",
+                  f"at L = {trained}. One pass reads the whole text (the SSM's kernel generated at its length).", "",
                   "| system | " + " | ".join(f"w = {w}" for w in windows) + " | one pass |",
                   "|---|" + "---|" * (len(windows) + 1)]
         long_losses = {}
@@ -304,12 +378,12 @@ def main():
                 losses[w] = mean_loss(runs[s], name)
                 cells.append("-" if math.isnan(losses[w]) else f"{losses[w]:.3f}")
             lines.append(f"| {s} | " + " | ".join(cells) + " |")
-            if TRAINED in windows:
-                long_name, trained_name = f"scores-w{max(windows)}.jsonl", f"scores-w{TRAINED}.jsonl"
+            if trained in windows:
+                long_name, trained_name = f"scores-w{max(windows)}.jsonl", f"scores-w{trained}.jsonl"
                 rise, interval, pval, _, per_seed = compare(runs[s], runs[s], long_name, trained_name)
                 rises = pval < 0.05 and rise > 0 and all(d > 0 for d in per_seed)
                 length_findings.append(
-                    f"- {corpus}: {s} read at {max(windows) // TRAINED}× its training length (windows of "
+                    f"- {corpus}: {s} read at {max(windows) // trained}× its training length (windows of "
                     f"{max(windows)}) against its own length: Δ loss (nats/token) {effect(rise, interval, pval)}: **"
                     + ("one seed: no verdict" if len(per_seed) < 2 else
                        "does not hold (the loss rises)" if rises else "holds (no significant rise)") + "**")
@@ -337,11 +411,7 @@ def main():
                 timing_findings.append(
                     f"- {c['layer']} at 4k tokens within 2× of SLIDE's forward time (Fig. 5.4: \"BST stays within "
                     f"2×\"): {c['ratio']:.2f}×: **" + ("holds" if c["ratio"] <= 2 else "does not hold") + "**")
-        lines += ["", "BST's flops ratio stays at 1.25-1.36 while its time ratio is larger: the SSM's FFTs, its "
-                  "complex kernel and the reads of its outputs run far below the matrix products' rate on "
-                  "this CPU, most of all for MH and MF, which run 8 and 32 filters over the whole sequence "
-                  "(MF reads them at one position a block: the S4D state carried block to block would cost "
-                  "O(L C N) instead; not done).", ""]
+        lines += ["", bst_cost_reading(j["cases"]), ""]
     lines += ablation_section(a.out_dir, a.corpora.split()[0], a.ablations.split(), findings_out=ablation_findings)
     long_bench = os.path.join(a.out_dir, "bench-bst-long.json")
     if os.path.exists(long_bench):
@@ -364,26 +434,7 @@ def main():
         lines.append("")
     generated = os.path.join(a.out_dir, "generate.jsonl")
     if os.path.exists(generated):
-        rows = [json.loads(x) for x in open(generated) if x.strip()]
-        lines += ["## Cached generation", "",
-                  "`strata lm generate --max-length 32 --min-length 32` (one thread) after a prompt of the test text, "
-                  "with the model's cache and with `--no-cache` (the whole sequence again every step), one after the "
-                  "other, right after the model trained (another run training beside it). With the cache a SLIDE layer keeps the keys its next block reads; S4D carries its state by "
-                  "its recurrence (O(C N) a token); the unstructured filter has no recurrence and convolves "
-                  "every input again (O(L log L) a token).", "",
-                  "| system | prompt tokens | cached tokens/s | rerun tokens/s | speed-up |", "|---|---|---|---|---|"]
-        by = {}
-        for r in rows:
-            by.setdefault((r["system"], r["prompt_tokens"]), {})[r["cache"]] = r["tokens_per_second"]
-        for (system, tokens), v in sorted(by.items()):
-            if True in v and False in v:
-                lines.append(f"| {system} | {tokens} | {v[True]:.1f} | {v[False]:.2f} | {v[True] / v[False]:.1f}× |")
-        lines += ["", "Which is faster for the SSM: the recurrence. S4D's costs O(C N) a token whatever the length, "
-                  "and its model decodes at nearly SLIDE's rate; re-convolution costs an FFT over every input so far "
-                  "a token, which is what the unstructured filter (no recurrence exists for it) pays: its cached "
-                  "rate falls with the prompt's length far faster than SLIDE's. The two SSM rows are different "
-                  "models (SH with S4D, MF with the unstructured filter, 32 filters), so the gap mixes the "
-                  "context states' cost with the SSM's; S4D decoded by re-convolution was not timed.", ""]
+        lines += generation_section([json.loads(x) for x in open(generated) if x.strip()])
     lines += ["## The thesis's findings, checked", "",
               "Read these at their scale: 1.2M training tokens leave every model far from converged (training "
               f"loss {convergence(a.out_dir)}), where the thesis compares converged models trained "
