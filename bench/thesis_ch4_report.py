@@ -3,10 +3,12 @@ chain (with the user's answers corrupted at 0/10/30/50 %) on man-page section am
 std over seeds, paired bootstraps per seed (the difference, its 95 % interval and p), the most-frequent-sense baseline the systems
 must beat, and the thesis's claims checked one by one."""
 import argparse
+import glob
 import json
 import math
 import os
 import random
+import re
 from collections import Counter, defaultdict
 
 from report_common import fmt_seeds, mean_std, read_jsonl, write_atomic
@@ -15,6 +17,7 @@ SYSTEMS = ["no_extra", "with_context", "chain", "chain-corrupt10", "chain-corrup
 NAMES = {"no_extra": "NoExtra (S → A)", "with_context": "WithContext (S, C → A)", "chain": "Chain (S → Q; S, C, Q → U; S, Q, U → A)",
          "chain-corrupt10": "Chain, 10 % of answers wrong", "chain-corrupt30": "Chain, 30 % wrong",
          "chain-corrupt50": "Chain, 50 % wrong", "chain-gold": "Chain, perfect user (the known section)"}
+ROLES = ["no_extra", "with_context", "translator", "user"]  # the models bench/thesis-ch4.sh trains
 METRICS = [("exact_match", "exact match (the right NAME line)"), ("chrf", "chrF"), ("bleu", "BLEU")]
 
 
@@ -33,6 +36,29 @@ def most_frequent_sense(out_dir, language):
         guess = counts[r["name"]].most_common(1)[0][0] if counts[r["name"]] else None
         right[r["id"]] = (guess == r["section"], targets.get((r["name"], guess)) == r["targets"][language])
     return right
+
+
+def run_scale(out_dir, seeds):
+    """What the role models were, from their runs: layers, d_model, vocabulary, parameters, the batch budget, and
+    per role the training examples (a block each) and the epoch (from 1) its last step was in (the first seed's)."""
+    runs = os.path.join(out_dir, "runs")
+    checkpoint = sorted(glob.glob(os.path.join(runs, f"no_extra-s{seeds[0]}", "checkpoints", "*", "config.json")))[0]
+    with open(checkpoint) as f:
+        saved = json.load(f)
+    model, run = saved["model"], saved["run"]
+    text = {}
+    for role in ROLES:
+        with open(os.path.join(runs, f"{role}-s{seeds[0]}.log")) as f:
+            text[role] = f.read()
+    params = {int(re.search(r"all params: ([0-9,]+)", t).group(1).replace(",", "")) for t in text.values()}
+    blocks = {role: int(re.search(r"data: (\d+) training", t).group(1)) for role, t in text.items()}
+    epochs = {}
+    for role in ROLES:
+        rows = read_jsonl(os.path.join(runs, f"{role}-s{seeds[0]}", "metrics.jsonl"))
+        epochs[role] = max(r.get("epoch", 0) for r in rows) + 1
+    return {"layers": model["decoder_layers"], "d_model": model["d_model"], "vocab": model["vocab_size"],
+            "parameters": sorted(params), "tokens": run["train"]["max_tokens"],
+            "block": run["data"]["block_size"], "blocks": blocks, "epochs": epochs}
 
 
 def exact_by_id(chain_dir, system):
@@ -171,6 +197,7 @@ def main():
         if os.path.exists(gold):
             scores[s]["systems"]["chain-gold"] = json.load(open(gold))["systems"]["chain"]
     stats = json.load(open(os.path.join(a.out_dir, "data", "stats.json")))
+    scale = run_scale(a.out_dir, seeds)
     mfs = most_frequent_sense(a.out_dir, a.language)
     n_test = len(mfs)
     mfs_section = 100 * sum(r[0] for r in mfs.values()) / n_test
@@ -184,10 +211,15 @@ def main():
           f"{a.seconds / 60:.0f} min on this machine). Target language: `{a.language}`.", ""]
     L += ["## Scale", "",
           "| | thesis | here |", "|---|---|---|",
-          "| models | PaLM 8B / 62B / 540B, prompted 8-shot, no training | causal LMs of 3 layers, d = 128 "
-          f"(~1M parameters, a 2,000-token byte-level BPE), trained {a.steps} steps per role on two CPU cores "
-          "on their completions only (data.blocks = completion), decoded greedily from the checkpoint of lowest "
-          "validation loss |",
+          "| models | PaLM 8B / 62B / 540B, prompted 8-shot, no training | causal LMs of "
+          f"{scale['layers']} layers, d = {scale['d_model']} ({' / '.join(f'{n:,}' for n in scale['parameters'])} "
+          f"parameters, a {scale['vocab']:,}-token byte-level BPE), trained {a.steps} steps per role, each a batch of at "
+          f"most {scale['tokens']:,} token positions (rows × the longest example; an example is one block of at "
+          f"most {scale['block']:,}): "
+          + ", ".join(f"{r} {scale['blocks'][r]:,} training examples (in epoch {scale['epochs'][r]} at the last step)"
+                      for r in ROLES)
+          + "; on two CPU cores on their completions only (data.blocks = completion), decoded greedily from the "
+          "checkpoint of lowest validation loss |",
           f"| data | AmbigMT: 1,000 OpenSubtitles samples per ambiguity and pair | `strata data ambig`: {n_test} test "
           "mentions of man-page names that live in several sections (printf 1/3, kill 1/2, ...) |",
           "| ambiguity resolved by | formality, gender of \"it\", polysemy | the man-page section the sentence means |",
