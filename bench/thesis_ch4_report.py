@@ -95,10 +95,14 @@ def percentile(values, q):
     return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
 
 
-def effect(d, interval, p, resamples=1000):
-    """"+11.30 [+5.02, +17.57] (0.001)": a difference, its interval and p (no resample against:
-    below one in the resamples, not 0)."""
-    return f"{d:+.2f} [{interval[0]:+.2f}, {interval[1]:+.2f}] ({f'< {1 / resamples:.3g}' if p == 0 else f'{p:.3f}'})"
+def fmt_p(p, resamples=1000):
+    """p to three places; no resample against is "< 0.001" (below one in the resamples), not 0."""
+    return f"< {1 / resamples:.3g}" if p == 0 else f"{p:.3f}"
+
+
+def effect(d, interval, p):
+    """"+11.30 [+5.02, +17.57] (0.001)": a difference, its interval and p."""
+    return f"{d:+.2f} [{interval[0]:+.2f}, {interval[1]:+.2f}] ({fmt_p(p)})"
 
 
 def sense_lines(out_dir, language):
@@ -320,14 +324,14 @@ def main():
 
     def verdict(a_sys, b_sys, metric):
         """The claim a_sys > b_sys on metric from strata chain's own comparisons, seed by seed."""
-        pairs = [(c[metric]["a"] - c[metric]["b"], c[metric]["p_value"])
-                 for c in (scores[s]["comparisons"].get(f"{a_sys} vs {b_sys}") for s in seeds) if c]
-        if not pairs:
+        found = [c[metric] for c in (scores[s]["comparisons"].get(f"{a_sys} vs {b_sys}") for s in seeds) if c]
+        if not found:
             return "not run"
+        effects = [effect(c["a"] - c["b"], (c["difference_low"], c["difference_high"]), c["p_value"]) for c in found]
+        pairs = [(c["a"] - c["b"], c["p_value"]) for c in found]
         if len(pairs) < 2:
-            return f"Δ {pairs[0][0]:+.2f} (p = {pairs[0][1]:.3f}); one seed: no verdict"
-        return (f"Δ per seed {', '.join(f'{d:+.2f}' for d, _ in pairs)}; p {', '.join(f'{p:.3f}' for _, p in pairs)}: "
-                + verdict_of(pairs))
+            return f"Δ {effects[0]}; one seed: no verdict"
+        return f"Δ [95 % interval] (p) per seed {', '.join(effects)}: " + verdict_of(pairs)
 
     L += [f"- *The chain beats WithContext* (Table 4.2, at 540B): exact match {verdict('chain', 'with_context', 'exact_match')}; "
           f"chrF {verdict('chain', 'with_context', 'chrf')}.",
