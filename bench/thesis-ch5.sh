@@ -21,7 +21,7 @@
 #                    the last one cut): the corpora hold 100-250 MB, far more than a run reads
 #   TEST_BYTES=60000 the test text scored token by token (the first test documents, concatenated)
 #   BENCH=1          also run `strata bench bst` and `bst-long` (0: not)       REPORT=docs/results/thesis-ch5.md
-#   GENERATE=1       also time cached generation against rerunning (0: not)
+#   GENERATE=1       also time cached generation against rerunning, after the runs (0: not)
 #   KEEP=docs/results/thesis-ch5-outputs   where finished runs and measurements are kept
 set -euo pipefail
 build=${1:-build}
@@ -97,24 +97,25 @@ prepare() {
   keep_inputs "$keep/$corpus" "$dir/use/"{train,validation,test}.jsonl "$dir/tokenizer/strata-tokenizer.json" "$dir/test.txt"
 }
 
-# Cached generation, timed right after the model trained (its weights are not kept), beside the
-# other run in training: tokens/s after prompts of 2, 16 and 60 kB of the test text, with the cache
-# (S4D: its recurrence; the unstructured filter: re-convolved) and without (the whole sequence
-# again every step). Into DIR/generate.jsonl, for the first corpus's seed 1 of slide, sh-s4d and
-# mf-unstruct.
+# Cached generation, timed after the queue (the machine otherwise quiet) on the first corpus's seed-1
+# runs of slide, sh-s4d and mf-unstruct while their weights are here (kept runs have none): after
+# prompts of 2, 16 and 60 kB of the test text, with the cache (S4D: its recurrence; the
+# unstructured filter: re-convolved) and without (the whole sequence again every step). lm generate
+# times the prompt's step apart from the later steps; the cached ones are cheap, so they run 128
+# steps to be timed steadily, the reruns 8 (at 60 kB each takes seconds). One JSON row each, to stdout.
 generate() {
-  local dir=$1 system=$2 text=$3 kb cache line rows=""
+  local dir=$1 system=$2 text=$3 kb cache steps line
   for kb in 2 16 60; do
     head -c $((kb * 1000)) "$text" > "$dir/prompt.txt"
     for cache in "" "--no-cache"; do
+      steps=$([[ -z $cache ]] && echo 128 || echo 8)
       # shellcheck disable=SC2086  # $cache: no flag or one
-      line=$(OMP_NUM_THREADS=1 "$strata" lm generate --json --max-length 32 --min-length 32 --model "$dir/run" \
-        --prompt-file "$dir/prompt.txt" $cache 2> /dev/null) || { echo "FAILED: lm generate $system $kb kB $cache"; continue; }
-      rows+=$(python3 -c 'import json,sys; j=json.loads(sys.argv[1]); j.pop("text"); j.pop("tokens");
-j.update(system=sys.argv[2], prompt_kb=int(sys.argv[3])); print(json.dumps(j))' "$line" "$system" "$kb")$'\n'
+      line=$(OMP_NUM_THREADS=1 "$strata" lm generate --json --max-length $steps --min-length $steps --model "$dir/run" \
+        --prompt-file "$dir/prompt.txt" $cache 2> /dev/null) || { echo "FAILED: lm generate $system $kb kB $cache" >&2; continue; }
+      python3 -c 'import json,sys; j=json.loads(sys.argv[1]); j.pop("text"); j.pop("tokens");
+j.update(system=sys.argv[2], prompt_kb=int(sys.argv[3])); print(json.dumps(j))' "$line" "$system" "$kb"
     done
   done
-  printf '%s' "$rows" > "$dir/generate.jsonl"
   rm -f "$dir/prompt.txt"
 }
 
@@ -144,20 +145,15 @@ run_one() {
       --out "$dir/scores-w$window.jsonl" 2>> "$dir/score.log" || { echo "FAILED: lm score --window $window"; return 1; }
   done
   python3 bench/thesis_ch5_text.py chunks "$dir" || { echo "FAILED: chunks of $dir's scores"; return 1; }
-  if [[ ${GENERATE:-1} == 1 && $corpus == "$first" && $seed == 1 && " slide sh-s4d mf-unstruct " == *" $system "* ]]; then
-    generate "$dir" "$system" "$out/$corpus/test.txt"
-  fi
   local params
   params=$(grep -o 'all params: [0-9,]*' "$dir/train.log" | tr -dc '0-9')
   printf '{"corpus": "%s", "system": "%s", "seed": %s, "parameters": %s, "train_seconds": %s}\n' \
     "$corpus" "$system" "$seed" "${params:-0}" "$((t1 - t0))" > "$dir/result.json"
-  local kept_files=(result.json test.json chunks.json run/metrics.jsonl)
-  [[ -f "$dir/generate.jsonl" ]] && kept_files+=(generate.jsonl)
-  keep_files "$dir" "$kept" "${kept_files[@]}"
+  keep_files "$dir" "$kept" result.json test.json chunks.json run/metrics.jsonl
   keep_commit "$keep" "$corpus/$system-s$seed"
   echo "done: $corpus $system seed $seed ($(( $(date +%s) - t0 )) s)"
 }
-export -f run_one generate keep_files restore_files restore_run keep_commit
+export -f run_one keep_files restore_files restore_run keep_commit
 export out strata config all_systems windows keep first
 
 for corpus in $corpora; do prepare "$corpus"; done
@@ -186,8 +182,26 @@ for bench in bst bst-long; do
   fi
 done
 
-# The first corpus's cached-generation rows, from the runs that timed it.
-cat "$out/$first/runs/"{slide,sh-s4d,mf-unstruct}-s1/generate.jsonl > "$out/generate.jsonl" 2> /dev/null || true
+# Cached generation (above), once, after the runs, and kept.
+if [[ ${GENERATE:-1} == 1 && ! -f "$out/generate.jsonl" ]]; then
+  if [[ -f "$keep/generate.jsonl" ]]; then
+    cp "$keep/generate.jsonl" "$out/" && echo "restored: cached generation (from $keep)"
+  else
+    rows=""
+    for system in slide sh-s4d mf-unstruct; do
+      dir="$out/$first/runs/$system-s1"
+      if [[ -d "$dir/run/checkpoints" ]]; then
+        rows+=$(generate "$dir" "$system" "$out/$first/test.txt")$'\n'
+      else
+        echo "cached generation: $first $system seed 1 has no weights here (a kept run): not timed"
+      fi
+    done
+    if [[ -n ${rows//$'\n'/} ]]; then
+      printf '%s' "$rows" > "$out/generate.jsonl.tmp" && mv "$out/generate.jsonl.tmp" "$out/generate.jsonl"
+      cp "$out/generate.jsonl" "$keep/"
+    fi
+  fi
+fi
 
 python3 bench/thesis_ch5_report.py --out-dir "$out" --corpora "$corpora" --systems "$systems" --config "$config" \
   --ablations "$ablations" --vocab "$vocab" --train-bytes "$train_bytes" \

@@ -234,28 +234,20 @@ def bst_cost_reading(cases):
 def generation_section(rows):
     """Cached generation against rerunning the sequence: the prompt's cost (read once either way) apart
     from the later steps', each a token of every beam, which is where a cache pays."""
+    steps = {cache: sorted({r["steps"] for r in rows if r["cache"] == cache}) for cache in (True, False)}
     out = ["## Cached generation", "",
-           "`strata lm generate --max-length 32 --min-length 32` (one thread, the run's decoding settings) after a prompt of "
-           "the test text, with the model's cache and with `--no-cache` (the whole sequence again every step), one "
-           "after the other, right after the model trained (another run training beside it). The first step reads "
-           "the prompt; the later steps' rate is what a cache changes. With the cache a SLIDE layer keeps the keys "
-           "its next block reads; S4D carries its state by its recurrence (O(C N) a token); the unstructured filter "
-           "has no recurrence and convolves every input again (O(L log L) a token).", ""]
+           f"`strata lm generate` (one thread, the run's decoding settings; {'/'.join(map(str, steps[True]))} steps "
+           f"with the cache, {'/'.join(map(str, steps[False]))} without) after a prompt of the test text, with the "
+           "model's cache and with `--no-cache` (the whole sequence again every step), timed after the runs with "
+           "the machine otherwise quiet. The first step reads the prompt; the later steps' rate is what a cache "
+           "changes. With the cache a SLIDE layer keeps the keys its next block reads; S4D carries its state by its "
+           "recurrence (O(C N) a token); the unstructured filter has no recurrence and convolves every input again "
+           "(O(L log L) a token).", "",
+           "| system | prompt tokens | prompt and first step, s (cached / rerun) | later steps/s, cached | "
+           "later steps/s, rerun | cache speed-up of the later steps |", "|---|---|---|---|---|---|"]
     by = {}
     for r in rows:
         by.setdefault(r["system"], {}).setdefault(r["prompt_tokens"], {})[r["cache"]] = r
-    if any("later_steps_per_second" not in r for r in rows):  # timed by a binary before the split
-        out += ["These rows were timed before `lm generate` told the prompt's step from the later ones: "
-                "tokens/s over the whole call, the prompt included.", "",
-                "| system | prompt tokens | cached tokens/s | rerun tokens/s |", "|---|---|---|---|"]
-        for system, lengths in sorted(by.items()):
-            for tokens, v in sorted(lengths.items()):
-                if True in v and False in v:
-                    out.append(f"| {system} | {tokens} | {v[True]['tokens_per_second']:.1f} | "
-                               f"{v[False]['tokens_per_second']:.2f} |")
-        return out + [""]
-    out += ["| system | prompt tokens | prompt and first step, s (cached / rerun) | later steps/s, cached | "
-            "later steps/s, rerun | cache speed-up of the later steps |", "|---|---|---|---|---|---|"]
     cached_rate = {}
     for system, lengths in sorted(by.items()):
         for tokens, v in sorted(lengths.items()):
