@@ -46,14 +46,12 @@ def run_scale(out_dir, seeds):
     with open(checkpoint) as f:
         saved = json.load(f)
     model, run = saved["model"], saved["run"]
-    text = {}
+    params, blocks, epochs = set(), {}, {}
     for role in ROLES:
         with open(os.path.join(runs, f"{role}-s{seeds[0]}.log")) as f:
-            text[role] = f.read()
-    params = {int(re.search(r"all params: ([0-9,]+)", t).group(1).replace(",", "")) for t in text.values()}
-    blocks = {role: int(re.search(r"data: (\d+) training", t).group(1)) for role, t in text.items()}
-    epochs = {}
-    for role in ROLES:
+            log = f.read()
+        params.add(int(re.search(r"all params: ([0-9,]+)", log).group(1).replace(",", "")))
+        blocks[role] = int(re.search(r"data: (\d+) training", log).group(1))
         rows = read_jsonl(os.path.join(runs, f"{role}-s{seeds[0]}", "metrics.jsonl"))
         epochs[role] = max(r.get("epoch", 0) for r in rows) + 1
     return {"layers": model["decoder_layers"], "d_model": model["d_model"], "vocab": model["vocab_size"],
