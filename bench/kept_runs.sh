@@ -14,6 +14,8 @@
 # keep_base SRC DEST FILE...   a pretrained run that later runs start from (--base): FILEs and
 #                            its weights (the checkpoint --base loads, without optimizer state)
 # keep_commit KEEP NAME        records in KEEP/commits the checkout NAME ran from
+# machine_name               the CPU a run's timings were taken on ("AMD EPYC, family 25 model 17,
+#                            2 cores"): kept runs may come from several machines
 # require_finished PAGE DIR... stops the script, PAGE left as it was, unless every run DIR has
 #                            its result.json
 
@@ -80,6 +82,12 @@ keep_commit() {
   commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
   git diff --quiet HEAD -- src include CMakeLists.txt configs 2>/dev/null || commit="$commit+changes"
   echo "$2 $commit" >> "$1/commits"
+}
+
+machine_name() {
+  awk -F': ' '/^model name/ && !n {n = $2} /^cpu family/ && !f {f = $2} /^model\t/ && !m {m = $2}
+    END {printf "%s, family %s model %s, ", n, f, m}' /proc/cpuinfo
+  echo "$(nproc) cores"
 }
 
 require_finished() {

@@ -98,7 +98,7 @@ prepare() {
 }
 
 # Cached generation, timed after the queue (the machine otherwise quiet) on the first corpus's seed-1
-# runs of slide, sh-s4d and mf-unstruct while their weights are here (kept runs have none): after
+# models of slide, sh-s4d and mf-unstruct (kept runs have no weights: those are trained again): after
 # prompts of 2, 16 and 60 kB of the test text, with the cache (S4D: its recurrence; the
 # unstructured filter: re-convolved) and without (the whole sequence again every step). lm generate
 # times the prompt's step apart from the later steps; the cached ones are cheap, so they run 128
@@ -113,10 +113,22 @@ generate() {
       line=$(OMP_NUM_THREADS=1 "$strata" lm generate --json --max-length $steps --min-length $steps --model "$dir/run" \
         --prompt-file "$dir/prompt.txt" $cache 2> /dev/null) || { echo "FAILED: lm generate $system $kb kB $cache" >&2; continue; }
       python3 -c 'import json,sys; j=json.loads(sys.argv[1]); j.pop("text"); j.pop("tokens");
-j.update(system=sys.argv[2], prompt_kb=int(sys.argv[3])); print(json.dumps(j))' "$line" "$system" "$kb"
+j.update(system=sys.argv[2], prompt_kb=int(sys.argv[3]), machine=sys.argv[4]); print(json.dumps(j))' \
+        "$line" "$system" "$kb" "$(machine_name)"
     done
   done
   rm -f "$dir/prompt.txt"
+}
+
+# One model trained into DIR/run (its log DIR/train.log), one thread.
+train_model() {
+  local dir=$1 corpus=$2 system=$3 seed=$4 overrides
+  overrides=$(echo "$all_systems" | grep "^$system|" | cut -d'|' -f2)
+  # shellcheck disable=SC2086
+  OMP_NUM_THREADS=1 "$strata" train --config "$config" --out "$dir/run" --quiet train.seed="$seed" \
+    data.train="$out/$corpus/use/train.jsonl" data.valid="$out/$corpus/use/validation.jsonl" \
+    data.tokenizer="$out/$corpus/tokenizer" $overrides ${EXTRA:-} > "$dir/train.log" 2>&1 ||
+    { echo "FAILED: $corpus $system seed $seed (see $dir/train.log)"; return 1; }
 }
 
 # One system and seed on one corpus: train, test perplexity, per-token scores in one pass and
@@ -124,17 +136,11 @@ j.update(system=sys.argv[2], prompt_kb=int(sys.argv[3])); print(json.dumps(j))' 
 # kept.
 run_one() {
   local corpus=$1 system=$2 seed=$3 dir="$out/$1/runs/$2-s$3" kept="$keep/$1/runs/$2-s$3"
-  local overrides
-  overrides=$(echo "$all_systems" | grep "^$system|" | cut -d'|' -f2)
   restore_run "$dir" "$kept" "$corpus $system seed $seed" && return 0
   rm -rf "$dir" && mkdir -p "$dir"
   local t0 t1 window
   t0=$(date +%s)
-  # shellcheck disable=SC2086
-  OMP_NUM_THREADS=1 "$strata" train --config "$config" --out "$dir/run" --quiet train.seed="$seed" \
-    data.train="$out/$corpus/use/train.jsonl" data.valid="$out/$corpus/use/validation.jsonl" \
-    data.tokenizer="$out/$corpus/tokenizer" $overrides ${EXTRA:-} > "$dir/train.log" 2>&1 ||
-    { echo "FAILED: $corpus $system seed $seed (see $dir/train.log)"; return 1; }
+  train_model "$dir" "$corpus" "$system" "$seed" || return 1
   t1=$(date +%s)
   OMP_NUM_THREADS=1 "$strata" lm eval --json --model "$dir/run" --data "$out/$corpus/use/test.jsonl" \
     > "$dir/test.json" 2> "$dir/eval.log" || { echo "FAILED: lm eval $system (see $dir/eval.log)"; return 1; }
@@ -147,13 +153,13 @@ run_one() {
   python3 bench/thesis_ch5_text.py chunks "$dir" || { echo "FAILED: chunks of $dir's scores"; return 1; }
   local params
   params=$(grep -o 'all params: [0-9,]*' "$dir/train.log" | tr -dc '0-9')
-  printf '{"corpus": "%s", "system": "%s", "seed": %s, "parameters": %s, "train_seconds": %s}\n' \
-    "$corpus" "$system" "$seed" "${params:-0}" "$((t1 - t0))" > "$dir/result.json"
+  printf '{"corpus": "%s", "system": "%s", "seed": %s, "parameters": %s, "train_seconds": %s, "machine": "%s"}\n' \
+    "$corpus" "$system" "$seed" "${params:-0}" "$((t1 - t0))" "$(machine_name)" > "$dir/result.json"
   keep_files "$dir" "$kept" result.json test.json chunks.json run/metrics.jsonl
   keep_commit "$keep" "$corpus/$system-s$seed"
   echo "done: $corpus $system seed $seed ($(( $(date +%s) - t0 )) s)"
 }
-export -f run_one keep_files restore_files restore_run keep_commit
+export -f run_one train_model machine_name keep_files restore_files restore_run keep_commit
 export out strata config all_systems windows keep first
 
 for corpus in $corpora; do prepare "$corpus"; done
@@ -187,13 +193,25 @@ if [[ ${GENERATE:-1} == 1 && ! -f "$out/generate.jsonl" ]]; then
   if [[ -f "$keep/generate.jsonl" ]]; then
     cp "$keep/generate.jsonl" "$out/" && echo "restored: cached generation (from $keep)"
   else
+    # A kept run has no weights: its model is trained again (same seed) for the timing alone.
+    models=""
+    for system in slide sh-s4d mf-unstruct; do
+      dir="$out/$first/runs/$system-s1"
+      [[ -d "$dir/run/checkpoints" ]] || dir="$out/$first/generate/$system-s1"
+      models+="$dir $system "
+    done
+    # shellcheck disable=SC2016  # expanded by the inner bash
+    echo "$models" | xargs -P "$jobs" -n 2 bash -c '[[ -d "$1/run/checkpoints" ]] && exit 0
+      echo "== training $first $2 seed 1 again for the generation timing (its kept run has no weights)"
+      rm -rf "$1" && mkdir -p "$1" && train_model "$1" "$first" "$2" 1' _ || true
     rows=""
     for system in slide sh-s4d mf-unstruct; do
       dir="$out/$first/runs/$system-s1"
+      [[ -d "$dir/run/checkpoints" ]] || dir="$out/$first/generate/$system-s1"
       if [[ -d "$dir/run/checkpoints" ]]; then
         rows+=$(generate "$dir" "$system" "$out/$first/test.txt")$'\n'
       else
-        echo "cached generation: $first $system seed 1 has no weights here (a kept run): not timed"
+        echo "cached generation: no weights for $first $system seed 1: not timed"
       fi
     done
     if [[ -n ${rows//$'\n'/} ]]; then

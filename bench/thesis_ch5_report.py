@@ -129,6 +129,26 @@ def finished_runs(base, system):
             if os.path.exists(os.path.join(r, "result.json"))]
 
 
+def seed_of(run):
+    return json.load(open(os.path.join(run, "result.json")))["seed"]
+
+
+def train_seconds(run):
+    return json.load(open(os.path.join(run, "result.json")))["train_seconds"]
+
+
+def fmt_ratios(ratios):
+    return f"{statistics.mean(ratios):.2f}" if ratios else "-"
+
+
+def machines(rows, what="runs"):
+    """How many of the rows (runs, timings) each machine made: timings compare rows of one machine only."""
+    count = {}
+    for r in rows:
+        count[r["machine"]] = count.get(r["machine"], 0) + 1
+    return "; ".join(f"{n} {what} on {m}" for m, n in sorted(count.items(), key=lambda x: -x[1]))
+
+
 def ablation_section(out_dir, corpus, names, findings_out):
     """Tables 5.2-5.4 in miniature on the first corpus, each row against sh-s4d, with the thesis's
     numbers beside them; appends the checked findings to findings_out."""
@@ -137,11 +157,11 @@ def ablation_section(out_dir, corpus, names, findings_out):
     runs = {n: finished_runs(base, n) for n in names}
     if not reference or not any(runs.values()):
         return []
-    ref_seconds = statistics.mean(json.load(open(os.path.join(r, "result.json")))["train_seconds"] for r in reference)
+    ref_seconds = {seed_of(r): train_seconds(r) for r in reference}
     out = ["## Ablations (Tables 5.2-5.4)", "",
            f"On {corpus}, BST:SH:S4D changed in one setting against sh-s4d (BST layers at 1 and 3, N = 16); the "
-           "training time is a run's wall time over sh-s4d's (two runs at a time, one thread each: a rough "
-           "step-time ratio).", "",
+           "training time is a run's wall time over sh-s4d's of the same seed (trained on the same machine; two "
+           "runs at a time, one thread each: a rough step-time ratio), the mean over seeds.", "",
            "| table | model | seeds | test perplexity | vs sh-s4d: Δ loss [95 % interval], p | training time / sh-s4d's |",
            "|---|---|---|---|---|---|"]
     for n in names:
@@ -149,10 +169,11 @@ def ablation_section(out_dir, corpus, names, findings_out):
             continue
         ppl = [json.load(open(os.path.join(r, "test.json")))["perplexity"] for r in runs[n]]
         diff, interval, pval, _, _ = compare(runs[n], reference)
-        seconds = statistics.mean(json.load(open(os.path.join(r, "result.json")))["train_seconds"] for r in runs[n])
+        # Per seed, so that both runs of a ratio come from one machine (seeds may be kept from others).
+        ratios = [train_seconds(r) / ref_seconds[seed_of(r)] for r in runs[n] if seed_of(r) in ref_seconds]
         table, what = ABLATIONS[n]
         out.append(f"| {table} | {n}: {what} | {len(ppl)} | {fmt_seeds(ppl)} | {effect(diff, interval, pval)} | "
-                   f"{seconds / ref_seconds:.2f} |")
+                   f"{fmt_ratios(ratios)} |")
     out += [""] + [f"- Thesis Table {t}: {text}." for t, text in THESIS_ABLATIONS.items()] + [""]
     every = dict(runs, **{"sh-s4d": reference})
     for lower, higher, claim in ABLATION_FINDINGS:
@@ -237,7 +258,7 @@ def generation_section(rows):
     steps = {cache: sorted({r["steps"] for r in rows if r["cache"] == cache}) for cache in (True, False)}
     out = ["## Cached generation", "",
            f"`strata lm generate` (one thread, the run's decoding settings; {'/'.join(map(str, steps[True]))} steps "
-           f"with the cache, {'/'.join(map(str, steps[False]))} without) after a prompt of the test text, with the "
+           f"with the cache, {'/'.join(map(str, steps[False]))} without; on {machines(rows, 'timings')}) after a prompt of the test text, with the "
            "model's cache and with `--no-cache` (the whole sequence again every step), timed after the runs with "
            "the machine otherwise quiet. The first step reads the prompt; the later steps' rate is what a cache "
            "changes. With the cache a SLIDE layer keeps the keys its next block reads; S4D carries its state by its "
@@ -295,9 +316,10 @@ def main():
     command = (f"CORPORA=\"{a.corpora}\" " + ("ABLATIONS=1 " if a.ablations else "")
                + "bench/thesis-ch5.sh")
     lines = ["# Thesis ch. 5: Block-State Transformer language models, in miniature", "",
-             f"Made by `{command}` from `{a.config}` on this 2-core machine (two runs at a time, one thread "
-             f"each): {len(results)} runs whose training took {train_minutes:.0f} minutes of one core in all; the "
-             f"script's last invocation took {a.minutes} minutes. The same command regenerates it; runs are resumed.", "",
+             f"Made by `{command}` from `{a.config}` (two runs at a time, one thread each): {len(results)} runs "
+             f"whose training took {train_minutes:.0f} minutes of one core in all; the script's last invocation "
+             f"took {a.minutes} minutes. The same command regenerates it; runs are resumed. Runs kept from earlier "
+             f"invocations may come from other machines: {machines(results)}.", "",
              "**Scale.** The thesis: 12 layers, D = 1024, trained at L = 4096 with W = 512 on PG19, arXiv and "
              f"GitHub (billions of tokens), BST layers at {{1, 7, 9}}. Here: {model['decoder_layers']} layers, "
              f"D = {model['d_model']}, L = {trained}, W = {model['bst_window']}, BST layers at "
@@ -387,8 +409,8 @@ def main():
         j = json.load(open(bench))
         lines += ["## Layer timing (Fig. 5.4, left)", "",
                   f"`strata bench bst`: one layer (d_model {j['d_model']}, {j['heads']} heads, W = {j['window']}, "
-                  f"SSM {j['kernel']} N = {j['states']}), forward only, {j['threads']} threads, median of "
-                  f"{j['rounds']} rounds; ratio to SLIDE at the same length, measured in the same run.", "",
+                  f"SSM {j['kernel']} N = {j['states']}), forward only, {j['threads']} threads on {j['cpu']}, median "
+                  f"of {j['rounds']} rounds; ratio to SLIDE at the same length, measured in the same run.", "",
                   "| length | layer | ms | ratio to SLIDE | flops ratio |", "|---|---|---|---|---|"]
         for name, c in j["cases"].items():
             lines.append(f"| {name.split('@')[1]} | {c['layer']} | {c['median_ms']:.2f} | {c['ratio']:.3f} | "
@@ -411,7 +433,7 @@ def main():
         lines += ["## A million tokens", "",
                   f"`strata bench bst-long`: one training step (forward + backward, a fixed random output gradient) "
                   f"of {j['layers']} layers (d_model {j['d_model']}, {j['heads']} heads, W = {j['window']}; BST:SH with "
-                  f"S4D at the odd layers) at L = {j['length']:,} tokens, batch 1, fp32, {j['threads']} threads, "
+                  f"S4D at the odd layers) at L = {j['length']:,} tokens, batch 1, fp32, {j['threads']} threads on {j['cpu']}, "
                   f"median of {j['rounds']} rounds, attention and feed-forward recomputed in spans of {j['span']} "
                   "tokens; beside a stack of SLIDE layers alone, in the same run. Peak memory is the whole process's.",
                   "", "| stack | s | tokens/s | ratio to SLIDE | peak MB | under 2 GB |", "|---|---|---|---|---|---|"]
