@@ -95,7 +95,9 @@ def compare(runs, reference_runs, name="scores.jsonl", reference_name="scores.js
 
 def effect(diff, interval, pval):
     """"+0.0016 [-0.0091, +0.0124], p = 0.773": a loss difference, its 95 % interval and p."""
-    return f"{diff:+.4f} [{interval[0]:+.4f}, {interval[1]:+.4f}], p = {pval:.3f}"
+    # 2,000 resamples put p's floor at 2 / 2,001: below 0.001, which "= 0.001" would misstate.
+    p = "p < 0.001" if pval < 0.001 else f"p = {pval:.3f}"
+    return f"{diff:+.4f} [{interval[0]:+.4f}, {interval[1]:+.4f}], {p}"
 
 
 def best_at_longest(corpus, runs, long_losses, longest):
@@ -248,7 +250,7 @@ def bst_cost_reading(cases):
         text += (": the SSM's FFTs, its complex kernel and the reads of its outputs run below the matrix "
                  "products' rate on this CPU, most of all for MH and MF, which run 8 and 32 filters over the whole "
                  "sequence (MF reads them at one position a block: the S4D state carried block to block would cost "
-                 "O(L C N) instead; not done).")
+                 "O(L C N) instead; not done)")
     return text + "."
 
 
@@ -258,7 +260,7 @@ def generation_section(rows):
     steps = {cache: sorted({r["steps"] for r in rows if r["cache"] == cache}) for cache in (True, False)}
     out = ["## Cached generation", "",
            f"`strata lm generate` (one thread, the run's decoding settings; {'/'.join(map(str, steps[True]))} steps "
-           f"with the cache, {'/'.join(map(str, steps[False]))} without; on {machines(rows, 'timings')}) after a prompt of the test text, with the "
+           f"with the cache, {'/'.join(map(str, steps[False]))} without; {machines(rows, 'timings')}) after a prompt of the test text, with the "
            "model's cache and with `--no-cache` (the whole sequence again every step), timed after the runs with "
            "the machine otherwise quiet. The first step reads the prompt; the later steps' rate is what a cache "
            "changes. With the cache a SLIDE layer keeps the keys its next block reads; S4D carries its state by its "
