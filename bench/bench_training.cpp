@@ -418,7 +418,7 @@ int main(int argc, char** argv) {
   for (std::size_t r = 0; r < t.others.size(); ++r)
     if (t.kept(r)) others_max = std::max(others_max, t.others[r]);
   const auto used_rounds = t.kept_of(t.others).size();
-  std::map<std::string, double> tps, step_s;
+  std::map<std::string, double> tps, step_s, cores;
   std::map<std::string, std::vector<double>> per_round_tps;
   Json cases = Json::object();
   for (std::size_t k = 0; k < runs.size(); ++k) {
@@ -432,8 +432,12 @@ int main(int argc, char** argv) {
     per_round_tps[run.label] = tokens_per_second;
     tps[run.label] = strata::bench::median_of(t.kept_of(tokens_per_second));
     step_s[run.label] = t.median_ms(k) / 1e3;
+    // This process's CPU time over the wall time: how many cores a variant kept busy (for the peer in its
+    // own process, its own clocks'). A 1-thread variant should read about 1.
+    cores[run.label] = t.median_cpu_ms(k) / t.median_ms(k);
     Json entry{{"threads", run.threads},
                {"median_step_seconds", step_s[run.label]},
+               {"cores_busy", cores[run.label]},
                {"median_tokens_per_second", tps[run.label]},
                {"step_seconds", seconds},
                {"parameters", run.model == kOwnProcess ? torch26->ready()["parameters"].get<std::int64_t>()
@@ -446,7 +450,8 @@ int main(int argc, char** argv) {
   }
 
   std::printf("\n");
-  strata::bench::Table table({{"", -44}, {"step (s)", 9}, {"tokens/s", 11}, {"peak RSS growth", 16}, {"child maxrss", 14}});
+  strata::bench::Table table(
+      {{"", -44}, {"step (s)", 9}, {"tokens/s", 11}, {"cores busy", 11}, {"peak RSS growth", 16}, {"child maxrss", 14}});
   for (const Run& run : runs) {
     const char* label = run.label == "strata"    ? "strata Seq2Seq"
                         : run.label == "peer"    ? "torch::nn::Transformer (peer)"
@@ -454,7 +459,7 @@ int main(int argc, char** argv) {
                                                  : "strata Seq2Seq, 1 thread";
     const bool memory = cases[run.label].contains("child_maxrss_mb");
     table.row({label, strata::bench::fixed(step_s[run.label], 3), strata::bench::fixed(tps[run.label], 0),
-               memory ? strata::bench::fixed(session[run.label].growth_mb, 0) + " MB" : "",
+               strata::bench::fixed(cores[run.label], 2), memory ? strata::bench::fixed(session[run.label].growth_mb, 0) + " MB" : "",
                memory ? strata::bench::fixed(session[run.label].maxrss_mb, 0) + " MB" : ""});
   }
   table.print();
