@@ -120,6 +120,13 @@ j.update(system=sys.argv[2], prompt_kb=int(sys.argv[3]), machine=sys.argv[4]); p
   rm -f "$dir/prompt.txt"
 }
 
+# The folder of SYSTEM's seed-1 model on the first corpus that generation is timed on: the run's
+# own while its weights are here, else one of its own (kept runs have no weights).
+timed_model() {
+  local dir="$out/$first/runs/$1-s1"
+  [[ -d "$dir/run/checkpoints" ]] && echo "$dir" || echo "$out/$first/generate/$1-s1"
+}
+
 # One model trained into DIR/run (its log DIR/train.log), one thread.
 train_model() {
   local dir=$1 corpus=$2 system=$3 seed=$4 overrides
@@ -195,19 +202,14 @@ if [[ ${GENERATE:-1} == 1 && ! -f "$out/generate.jsonl" ]]; then
   else
     # A kept run has no weights: its model is trained again (same seed) for the timing alone.
     models=""
-    for system in slide sh-s4d mf-unstruct; do
-      dir="$out/$first/runs/$system-s1"
-      [[ -d "$dir/run/checkpoints" ]] || dir="$out/$first/generate/$system-s1"
-      models+="$dir $system "
-    done
+    for system in slide sh-s4d mf-unstruct; do models+="$(timed_model $system) $system "; done
     # shellcheck disable=SC2016  # expanded by the inner bash
     echo "$models" | xargs -P "$jobs" -n 2 bash -c '[[ -d "$1/run/checkpoints" ]] && exit 0
       echo "== training $first $2 seed 1 again for the generation timing (its kept run has no weights)"
       rm -rf "$1" && mkdir -p "$1" && train_model "$1" "$first" "$2" 1' _ || true
     rows=""
     for system in slide sh-s4d mf-unstruct; do
-      dir="$out/$first/runs/$system-s1"
-      [[ -d "$dir/run/checkpoints" ]] || dir="$out/$first/generate/$system-s1"
+      dir=$(timed_model $system)
       if [[ -d "$dir/run/checkpoints" ]]; then
         rows+=$(generate "$dir" "$system" "$out/$first/test.txt")$'\n'
       else
