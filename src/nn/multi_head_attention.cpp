@@ -109,11 +109,14 @@ at::Tensor MultiHeadAttentionImpl::cross_attention(const at::Tensor& x, const at
     k = cache->cross_k;
     v = cache->cross_v;
   } else {
-    // Contiguous once here: a cached transposed view would be copied by every later step's
-    // matmul (a third of a cached decoding step at batch 4).
-    k = split_heads(k_proj(memory)).contiguous();
-    v = split_heads(v_proj(memory)).contiguous();
+    k = split_heads(k_proj(memory));
+    v = split_heads(v_proj(memory));
     if (cache) {
+      // Contiguous once here: a cached transposed view would be copied by every later step's
+      // matmul (a third of a cached decoding step at batch 4). Without a cache the fused
+      // kernel reads the view as it is, and its gradient reaches the projection uncopied.
+      k = k.contiguous();
+      v = v.contiguous();
       cache->cross_k = k;
       cache->cross_v = v;
     }

@@ -515,6 +515,47 @@ TEST(FusedKernel, NonContiguousInputsAndPartialGradients) {
   EXPECT_FALSE(attend(c, Kernel::Fused).requires_grad());
 }
 
+// Heads viewed from a projection's output ([B, L, H, D] in memory) are read and written in
+// place: the output and dq, dk, dv come back in the inputs' layout, with the reference's
+// values, also when a gradient arrives in that layout and when one (b, h) is split across
+// threads (batch 1, one head).
+TEST(FusedKernel, HeadsViewedFromAProjectionKeepTheirLayout) {
+  const int threads = at::get_num_threads();
+  at::set_num_threads(2);
+  for (const std::int64_t batch_heads : {1, 2}) {
+    Problem p;
+    p.batch = p.heads = batch_heads;
+    p.lq = p.lk = 90;
+    p.spec = spec_of(std::vector<HeadSpec>(batch_heads, head(Mask::window(20, 20))));
+    p.q_tile = p.k_tile = 16;
+    p.make();
+    auto projected = [](const at::Tensor& t) {
+      return t.transpose(1, 2).contiguous().transpose(1, 2).requires_grad_(true);
+    };
+    AttentionCall c = p.call();
+    c.q = projected(p.q), c.k = projected(p.k), c.v = projected(p.v);
+    const at::Tensor out = attend(c, Kernel::Fused);
+    EXPECT_EQ(out.strides(), c.q.strides());
+    // The gradient arrives as an output projection sends it: [B, L, H, D] in memory.
+    const at::Tensor weights = projected(torch::randn(out.sizes(), torch::kDouble)).detach();
+    out.backward(weights);
+    EXPECT_EQ(c.q.grad().strides(), c.q.strides());
+    EXPECT_EQ(c.k.grad().strides(), c.k.strides());
+    EXPECT_EQ(c.v.grad().strides(), c.v.strides());
+
+    AttentionCall r = p.call();
+    r.q = p.q.clone().requires_grad_(true), r.k = p.k.clone().requires_grad_(true);
+    r.v = p.v.clone().requires_grad_(true);
+    const at::Tensor expected = attend(r, Kernel::Reference);
+    expected.backward(weights.contiguous());
+    expect_close(out, expected, 1e-9, "output");
+    expect_close(c.q.grad(), r.q.grad(), 1e-9, "dq");
+    expect_close(c.k.grad(), r.k.grad(), 1e-9, "dk");
+    expect_close(c.v.grad(), r.v.grad(), 1e-9, "dv");
+  }
+  at::set_num_threads(threads);
+}
+
 TEST(FusedKernel, EmptyQueriesOrKeys) {
   Problem p;
   p.lq = 0, p.lk = 5;

@@ -52,9 +52,15 @@ void check_inputs(const AttentionCall& call) {
                 c10::toString(v.scalar_type()) + ")");
 }
 
-// The compute-dtype, contiguous, autograd-free version of an input (undefined stays so).
-at::Tensor prepare(const at::Tensor& t, at::ScalarType compute) {
-  return t.defined() ? t.detach().to(compute).contiguous() : t;
+// The compute-dtype, autograd-free version of an input (undefined stays so): contiguous,
+// or for q, k, v ([B, H, L, D]) with each row's elements contiguous (heads_strided), as a
+// projection's output viewed as heads is.
+at::Tensor prepare(const at::Tensor& t, at::ScalarType compute, bool heads_strided = false) {
+  if (!t.defined()) return t;
+  const at::Tensor c = t.detach().to(compute);
+  const bool rows_contiguous = c.dim() == 4 && (c.size(3) <= 1 || c.stride(3) == 1) &&
+                               (c.size(2) <= 1 || c.stride(2) >= c.size(3));
+  return heads_strided && rows_contiguous ? c : c.contiguous();
 }
 
 template <class T>
@@ -62,16 +68,30 @@ T* ptr_or_null(const at::Tensor& t) {
   return t.defined() ? t.data_ptr<T>() : nullptr;
 }
 
-// The kernel's inputs, in the compute dtype and contiguous.
+// The rows of a [B, H, L, D] tensor whose rows are contiguous (null for an undefined one).
+// A dimension of size 1 has no meaningful stride: its row is given as D, so that a product's
+// leading dimension is never below the row's length.
+template <class T>
+HeadRows<T> head_rows(const at::Tensor& t) {
+  if (!t.defined()) return {};
+  HeadRows<T> rows;
+  rows.data = t.data_ptr<std::remove_const_t<T>>();
+  rows.batch_stride = t.stride(0);
+  rows.head_stride = t.stride(1);
+  rows.row_stride = t.size(2) > 1 ? t.stride(2) : t.size(3);
+  return rows;
+}
+
+// The kernel's inputs, in the compute dtype.
 struct Inputs {
   at::Tensor q, k, v, table, dense;
 
   template <class T>
   FusedInputs<T> views() const {
     FusedInputs<T> in;
-    in.q = q.data_ptr<T>();
-    in.k = k.data_ptr<T>();
-    in.v = v.data_ptr<T>();
+    in.q = head_rows<const T>(q);
+    in.k = head_rows<const T>(k);
+    in.v = head_rows<const T>(v);
     in.table = ptr_or_null<T>(table);
     in.dense = ptr_or_null<T>(dense);
     return in;
@@ -107,12 +127,14 @@ class FusedAttentionBackward final : public torch::autograd::Node {
     const at::Tensor qc = q.unpack(self), kc = k.unpack(self), vc = v.unpack(self);
     const at::Tensor tc = table.unpack(self), dc = dense.unpack(self), oc = out.unpack(self);
     const at::ScalarType compute = qc.scalar_type();
-    const at::Tensor dout = grads[0].to(compute).contiguous();
-    auto grad_like = [&](int i, const at::Tensor& like) {
-      return task_should_compute_output(i) && like.defined() ? at::zeros_like(like) : at::Tensor();
-    };
+    const at::Tensor dout = prepare(grads[0], compute, /*heads_strided=*/true);
+    // dq, dk, dv are laid out as q, k, v are (written whole by the kernel, so left unset):
+    // for heads viewed from a projection's output, each gradient reaches the projection
+    // without a copy.
+    auto wanted = [&](int i, const at::Tensor& like) { return task_should_compute_output(i) && like.defined(); };
+    auto grad_like = [&](int i, const at::Tensor& like) { return wanted(i, like) ? at::empty_like(like) : at::Tensor(); };
     at::Tensor dq = grad_like(0, qc), dk = grad_like(1, kc), dv = grad_like(2, vc);
-    at::Tensor dtable = grad_like(3, tc);
+    at::Tensor dtable = wanted(3, tc) ? at::zeros_like(tc) : at::Tensor();
     at::Tensor ddense;  // [B, H, Lq, N]: summed down to the bias's broadcast shape below
     if (task_should_compute_output(4) && dc.defined())
       ddense = at::zeros({plan->batch, plan->heads, plan->lq, plan->keys}, qc.options());
@@ -120,14 +142,14 @@ class FusedAttentionBackward final : public torch::autograd::Node {
     const Inputs inputs{qc, kc, vc, tc, dc};
     AT_DISPATCH_FLOATING_TYPES(compute, "fused_attention_backward", [&] {
       FusedGrads<scalar_t> g;
-      g.dq = ptr_or_null<scalar_t>(dq);
-      g.dk = ptr_or_null<scalar_t>(dk);
-      g.dv = ptr_or_null<scalar_t>(dv);
+      g.dq = head_rows<scalar_t>(dq);
+      g.dk = head_rows<scalar_t>(dk);
+      g.dv = head_rows<scalar_t>(dv);
       g.dtable = ptr_or_null<scalar_t>(dtable);
       g.ddense = ptr_or_null<scalar_t>(ddense);
-      fused_backward<scalar_t>(*plan, inputs.views<scalar_t>(), oc.data_ptr<scalar_t>(),
+      fused_backward<scalar_t>(*plan, inputs.views<scalar_t>(), head_rows<const scalar_t>(oc),
                                lse.data_ptr<scalar_t>(), ptr_or_null<scalar_t>(keep),
-                               dout.data_ptr<scalar_t>(), g);
+                               head_rows<const scalar_t>(dout), g);
     });
     if (ddense.defined()) ddense = ddense.sum_to_size(dense_shape);
     const at::Tensor computed[kInputs] = {dq, dk, dv, dtable, ddense};
@@ -151,18 +173,20 @@ at::Tensor fused_attention(const AttentionCall& call) {
   at::Tensor q, k, v, table, dense, out, lse, keep;
   {
     torch::NoGradGuard no_grad;
-    q = prepare(call.q, compute);
-    k = prepare(call.k, compute);
-    v = prepare(call.v, compute);
+    q = prepare(call.q, compute, /*heads_strided=*/true);
+    k = prepare(call.k, compute, /*heads_strided=*/true);
+    v = prepare(call.v, compute, /*heads_strided=*/true);
     table = plan->has_table ? prepare(call.bias_table, compute) : at::Tensor();
     dense = prepare(call.dense_bias, compute);
     const auto options = q.options();
-    out = at::zeros({plan->batch, plan->heads, plan->lq, plan->dim}, options);
+    // Laid out as q is (so heads viewed from a projection give heads the output projection
+    // reads without a copy); every row written by the kernel.
+    out = at::empty_like(q);
     lse = at::empty({plan->batch, plan->heads, plan->lq}, options);
     if (plan->any_top_p) keep = at::zeros({plan->batch, plan->heads, plan->keys}, options);
     const Inputs inputs{q, k, v, table, dense};
     AT_DISPATCH_FLOATING_TYPES(compute, "fused_attention_forward", [&] {
-      fused_forward<scalar_t>(*plan, inputs.views<scalar_t>(), out.data_ptr<scalar_t>(),
+      fused_forward<scalar_t>(*plan, inputs.views<scalar_t>(), head_rows<scalar_t>(out),
                               lse.data_ptr<scalar_t>(), ptr_or_null<scalar_t>(keep));
     });
   }

@@ -26,8 +26,8 @@ namespace {
 template <class T>
 class Backward {
  public:
-  Backward(const FusedPlan& plan, const FusedInputs<T>& in, const T* out, const T* lse,
-           const T* keep, const T* dout, const FusedGrads<T>& grads)
+  Backward(const FusedPlan& plan, const FusedInputs<T>& in, const HeadRows<const T>& out, const T* lse,
+           const T* keep, const HeadRows<const T>& dout, const FusedGrads<T>& grads)
       : p_(plan), in_(in), out_(out), lse_(lse), keep_(keep), dout_(dout), g_(grads) {}
 
   void run() {
@@ -35,10 +35,10 @@ class Backward {
     if (pairs == 0 || q_tiles == 0) return;
     // Enough chunks per (b, h) to give every thread work; one when (b, h) pairs suffice.
     chunks_ = std::clamp<std::int64_t>((at::get_num_threads() + pairs - 1) / pairs, 1, q_tiles);
-    const std::int64_t tasks = pairs * chunks_, kv = p_.keys * p_.dim;
+    const std::int64_t tasks = pairs * chunks_, kv = pairs * p_.keys * p_.dim;
     if (chunks_ > 1) {
-      if (g_.dk) dk_part_.assign((chunks_ - 1) * pairs * kv, T(0));
-      if (g_.dv) dv_part_.assign((chunks_ - 1) * pairs * kv, T(0));
+      if (g_.dk) dk_part_.resize((chunks_ - 1) * kv);
+      if (g_.dv) dv_part_.resize((chunks_ - 1) * kv);
     }
     if (g_.dtable) dtable_part_.assign(tasks * p_.relations, T(0));
 
@@ -49,10 +49,12 @@ class Backward {
         const std::int64_t bh = t / chunks_, c = t % chunks_;
         const std::int64_t b = bh / p_.heads, h = bh % p_.heads;
         Target target;
-        target.dk = accumulator(g_.dk, dk_part_, bh, c);
-        target.dv = accumulator(g_.dv, dv_part_, bh, c);
+        target.dk = accumulator(g_.dk, dk_part_, b, h, c);
+        target.dv = accumulator(g_.dv, dv_part_, b, h, c);
         target.dtable = g_.dtable ? dtable_part_.data() + t * p_.relations : nullptr;
-        for (std::int64_t qt = c * q_tiles / chunks_; qt < (c + 1) * q_tiles / chunks_; ++qt) {
+        const std::int64_t first = c * q_tiles / chunks_, last = (c + 1) * q_tiles / chunks_;
+        if (g_.dq) zero_rows(g_.dq.at(b, h, p_.q_begin(first)), g_.dq.ld(), p_.q_begin(last) - p_.q_begin(first));
+        for (std::int64_t qt = first; qt < last; ++qt) {
           if (p_.head[h].fixed())
             fixed_rows(target, b, h, qt);
           else
@@ -81,46 +83,54 @@ class Backward {
     HeadTranspose<T> values_t;
   };
 
+  // Rows of dK or dV of one (b, h): where key n's row starts is at(n).
+  struct KeyRows {
+    T* first = nullptr;
+    std::int64_t ld = 0;
+    T* at(std::int64_t n) const { return first + n * ld; }
+    explicit operator bool() const { return first != nullptr; }
+  };
+
   // Where one task accumulates dK, dV (rows of its (b, h)) and its head's dTable row.
   struct Target {
-    T* dk = nullptr;
-    T* dv = nullptr;
+    KeyRows dk, dv;
     T* dtable = nullptr;
   };
 
-  // Chunk 0 accumulates straight into the gradient; later chunks into their own copy.
-  T* accumulator(T* grad, std::vector<T>& parts, std::int64_t bh, std::int64_t c) const {
-    if (grad == nullptr) return nullptr;
-    const std::int64_t kv = p_.keys * p_.dim;
-    if (c == 0) return grad + bh * kv;
-    return parts.data() + ((c - 1) * p_.batch * p_.heads + bh) * kv;
+  // Chunk 0 accumulates straight into the gradient; later chunks into their own copy, laid
+  // out as the gradient is (a dense block, so the copies add element by element). Each task
+  // zeroes its rows before it adds to them.
+  KeyRows accumulator(const HeadRows<T>& grad, std::vector<T>& parts, std::int64_t b, std::int64_t h,
+                      std::int64_t c) const {
+    if (!grad) return {};
+    T* first = grad.at(b, h, 0);
+    if (c > 0) first = parts.data() + (c - 1) * p_.batch * p_.heads * p_.keys * p_.dim + (first - grad.data);
+    zero_rows(first, grad.ld(), p_.keys);
+    return {first, grad.ld()};
   }
 
-  void add_chunk(T* grad, const std::vector<T>& parts, std::int64_t c) const {
-    if (grad == nullptr) return;
+  void zero_rows(T* first, std::int64_t ld, std::int64_t rows) const {
+    for (std::int64_t r = 0; r < rows; ++r) std::fill_n(first + r * ld, p_.dim, T(0));
+  }
+
+  void add_chunk(const HeadRows<T>& grad, const std::vector<T>& parts, std::int64_t c) const {
+    if (!grad) return;
     const std::int64_t size = p_.batch * p_.heads * p_.keys * p_.dim;
     const T* part = parts.data() + (c - 1) * size;
     at::parallel_for(0, size, 4096, [&](std::int64_t begin, std::int64_t end) {
-      tiles::add(grad + begin, 0, part + begin, 0, 1, end - begin);
+      tiles::add(grad.data + begin, 0, part + begin, 0, 1, end - begin);
     });
   }
 
-  std::int64_t rows_at(std::int64_t b, std::int64_t h, std::int64_t i0) const {
-    return ((b * p_.heads + h) * p_.lq + i0) * p_.dim;
-  }
-  std::int64_t keys_at(std::int64_t b, std::int64_t h, std::int64_t n0) const {
-    return ((b * p_.heads + h) * p_.keys + n0) * p_.dim;
-  }
-
   void fixed_rows(const Target& target, std::int64_t b, std::int64_t h, std::int64_t qt) {
-    if (target.dv == nullptr) return;
+    if (!target.dv) return;
     const std::int64_t i0 = p_.q_begin(qt), rows = p_.q_rows(qt), d = p_.dim;
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t key = p_.rules.fixed_key(b, h, i0 + r);
       if (key < 0) continue;
       const T factor = p_.dropout_factor<T>(b, h, i0 + r, key);
-      const T* d_out = dout_ + rows_at(b, h, i0 + r);
-      T* dv = target.dv + key * d;
+      const T* d_out = dout_.at(b, h, i0 + r);
+      T* dv = target.dv.at(key);
       for (std::int64_t c = 0; c < d; ++c) dv[c] += d_out[c] * factor;
     }
   }
@@ -129,9 +139,10 @@ class Backward {
                     std::int64_t h, std::int64_t qt) {
     const std::int64_t i0 = p_.q_begin(qt), rows = p_.q_rows(qt), d = p_.dim;
     const std::int64_t row = p_.mask_row(b, h, qt), ld = tile.ld();
-    const T* d_out = dout_ + rows_at(b, h, i0);
-    const T* out = out_ + rows_at(b, h, i0);
-    const T* q = in_.q + rows_at(b, h, i0);
+    const T* d_out = dout_.at(b, h, i0);
+    const T* out = out_.at(b, h, i0);
+    const T* q = in_.q.at(b, h, i0);
+    const std::int64_t ld_dout = dout_.ld(), ld_q = in_.q.ld(), ld_k = in_.k.ld();
     const T* lse = lse_ + (b * p_.heads + h) * p_.lq + i0;
     const T* keep = p_.head[h].normaliser == NormaliserKind::TopP
                         ? keep_ + (b * p_.heads + h) * p_.keys
@@ -142,15 +153,15 @@ class Backward {
     const bool need_ds = g_.dq || target.dk || target.dtable || g_.ddense;
     T* dp = scratch.dp.data();
     T* row_dot = scratch.row_dot.data();
-    for (std::int64_t r = 0; r < rows; ++r) row_dot[r] = tiles::dot(d_out + r * d, out + r * d, d);
+    for (std::int64_t r = 0; r < rows; ++r) row_dot[r] = tiles::dot(d_out + r * ld_dout, out + r * out_.ld(), d);
 
     for (std::int64_t e = p_.mask.row_begin[row]; e < p_.mask.row_begin[row + 1]; ++e) {
       const std::int64_t n0 = p_.k_begin(p_.mask.tile[e]), cols = p_.k_cols(p_.mask.tile[e]);
       tile.compute(in_, b, h, i0, rows, n0, cols, !p_.mask.full[e]);
       T* prob = tile.scores();
       tiles::exp_minus_rows(prob, ld, rows, cols, lse);
-      const T* k = in_.k + keys_at(b, h, n0);
-      const T* v_t = scratch.values_t.of(in_.v, b * p_.heads + h, d, p_.mask.key_start) + n0 * d;
+      const T* k = in_.k.at(b, h, n0);
+      const T* v_t = scratch.values_t.of(in_.v, b, h, d, p_.mask.key_start) + n0 * d;
       // A tile whose keys top-p truncated, all of them: its weights are 0, so dP is 0 and it
       // adds nothing to dV, but dS = P * (0 - D) still reaches its scores.
       const bool truncated =
@@ -158,7 +169,7 @@ class Backward {
       if (truncated) {
         for (std::int64_t r = 0; r < rows; ++r) std::fill_n(dp + r * ld, cols, T(0));
       } else {
-        gemm(false, rows, cols, d, T(1), d_out, d, v_t, cols, T(0), dp, ld);
+        gemm(false, rows, cols, d, T(1), d_out, ld_dout, v_t, cols, T(0), dp, ld);
         const T* weights = prob;
         if (tile.weight_factors(b, h, i0, rows, n0, cols, keep)) {
           T* factors = tile.factors();
@@ -167,15 +178,12 @@ class Backward {
           weights = factors;
         }
         if (target.dv)
-          gemm(true, cols, d, rows, T(1), weights, ld, d_out, d, T(1), target.dv + n0 * d, d);
+          gemm(true, cols, d, rows, T(1), weights, ld, d_out, ld_dout, T(1), target.dv.at(n0), target.dv.ld);
       }
       if (!need_ds) continue;
       tiles::softmax_grad(dp, ld, prob, ld, rows, cols, row_dot, mult);  // dp is now dS
-      if (g_.dq)
-        gemm(false, rows, d, cols, scale, dp, ld, k, d, T(1), g_.dq + rows_at(b, h, i0), d);
-      if (target.dk) {
-        gemm(true, cols, d, rows, scale, dp, ld, q, d, T(1), target.dk + n0 * d, d);
-      }
+      if (g_.dq) gemm(false, rows, d, cols, scale, dp, ld, k, ld_k, T(1), g_.dq.at(b, h, i0), g_.dq.ld());
+      if (target.dk) gemm(true, cols, d, rows, scale, dp, ld, q, ld_q, T(1), target.dk.at(n0), target.dk.ld);
       if (target.dtable)
         tile.add_relation_grad(dp, rows, cols, target.dtable);
       if (g_.ddense) {
@@ -187,10 +195,10 @@ class Backward {
 
   const FusedPlan& p_;
   const FusedInputs<T>& in_;
-  const T* out_;
+  const HeadRows<const T>& out_;
   const T* lse_;
   const T* keep_;
-  const T* dout_;
+  const HeadRows<const T>& dout_;
   const FusedGrads<T>& g_;
   std::int64_t chunks_ = 1;
   std::vector<T> dk_part_, dv_part_, dtable_part_;
@@ -199,16 +207,16 @@ class Backward {
 }  // namespace
 
 template <class T>
-void fused_backward(const FusedPlan& plan, const FusedInputs<T>& in, const T* out, const T* lse,
-                    const T* keep, const T* dout, const FusedGrads<T>& grads) {
+void fused_backward(const FusedPlan& plan, const FusedInputs<T>& in, const HeadRows<const T>& out,
+                    const T* lse, const T* keep, const HeadRows<const T>& dout, const FusedGrads<T>& grads) {
   Backward<T>(plan, in, out, lse, keep, dout, grads).run();
 }
 
-template void fused_backward<float>(const FusedPlan&, const FusedInputs<float>&, const float*,
-                                    const float*, const float*, const float*,
+template void fused_backward<float>(const FusedPlan&, const FusedInputs<float>&, const HeadRows<const float>&,
+                                    const float*, const float*, const HeadRows<const float>&,
                                     const FusedGrads<float>&);
-template void fused_backward<double>(const FusedPlan&, const FusedInputs<double>&, const double*,
-                                     const double*, const double*, const double*,
-                                     const FusedGrads<double>&);
+template void fused_backward<double>(const FusedPlan&, const FusedInputs<double>&,
+                                     const HeadRows<const double>&, const double*, const double*,
+                                     const HeadRows<const double>&, const FusedGrads<double>&);
 
 }  // namespace strata::attn

@@ -35,7 +35,7 @@ namespace {
 template <class T>
 class Forward {
  public:
-  Forward(const FusedPlan& plan, const FusedInputs<T>& in, T* out, T* lse, T* keep)
+  Forward(const FusedPlan& plan, const FusedInputs<T>& in, const HeadRows<T>& out, T* lse, T* keep)
       : p_(plan), in_(in), out_(out), lse_(lse), keep_(keep) {}
 
   void run() {
@@ -72,24 +72,26 @@ class Forward {
     return !p_.head[h].fixed() && p_.head[h].normaliser == NormaliserKind::TopP;
   }
   std::int64_t bh(std::int64_t b, std::int64_t h) const { return b * p_.heads + h; }
-  T* out_rows(std::int64_t b, std::int64_t h, std::int64_t i0) const {
-    return out_ + (bh(b, h) * p_.lq + i0) * p_.dim;
-  }
-  const T* v_rows(std::int64_t b, std::int64_t h, std::int64_t n0) const {
-    return in_.v + (bh(b, h) * p_.keys + n0) * p_.dim;
+  // The output's rows [i0, i0 + rows) of head (b, h), zeroed: the caller leaves the output
+  // unset, and each task clears its own rows, in parallel, before it adds to them.
+  T* zeroed_out(std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t rows) const {
+    T* o = out_.at(b, h, i0);
+    for (std::int64_t r = 0; r < rows; ++r) std::fill_n(o + r * out_.ld(), p_.dim, T(0));
+    return o;
   }
 
   // A fixed head copies its key's value, times dropout's factor (or leaves zeros); its lse
   // is unused.
   void fixed_rows(std::int64_t b, std::int64_t h, std::int64_t qt) {
     const std::int64_t i0 = p_.q_begin(qt), rows = p_.q_rows(qt), d = p_.dim;
+    zeroed_out(b, h, i0, rows);
     for (std::int64_t r = 0; r < rows; ++r) {
       lse_[bh(b, h) * p_.lq + i0 + r] = 0;
       const std::int64_t key = p_.rules.fixed_key(b, h, i0 + r);
       if (key < 0) continue;
       const T factor = p_.dropout_factor<T>(b, h, i0 + r, key);
-      const T* v = v_rows(b, h, key);
-      T* o = out_rows(b, h, i0 + r);
+      const T* v = in_.v.at(b, h, key);
+      T* o = out_.at(b, h, i0 + r);
       for (std::int64_t c = 0; c < d; ++c) o[c] = v[c] * factor;
     }
   }
@@ -98,8 +100,8 @@ class Forward {
   void softmax_rows(ScoreTile<T>& tile, RowStats& stats, std::int64_t b, std::int64_t h,
                     std::int64_t qt) {
     const std::int64_t i0 = p_.q_begin(qt), rows = p_.q_rows(qt), d = p_.dim;
-    const std::int64_t row = p_.mask_row(b, h, qt), ld = tile.ld();
-    T* o = out_rows(b, h, i0);
+    const std::int64_t row = p_.mask_row(b, h, qt), ld = tile.ld(), ldo = out_.ld();
+    T* o = zeroed_out(b, h, i0, rows);
     std::fill_n(stats.max.begin(), rows, -std::numeric_limits<T>::infinity());
     std::fill_n(stats.sum.begin(), rows, T(0));
     for (std::int64_t e = p_.mask.row_begin[row]; e < p_.mask.row_begin[row + 1]; ++e) {
@@ -108,11 +110,11 @@ class Forward {
       T* s = tile.scores();
       tiles::online_softmax(s, ld, rows, cols, stats.max.data(), stats.sum.data(),
                             stats.rescale.data());
-      tiles::scale_rows(o, d, rows, d, stats.rescale.data());
+      tiles::scale_rows(o, ldo, rows, d, stats.rescale.data());
       // Dropout thins the weights that meet V, not the normaliser's sum.
       if (tile.weight_factors(b, h, i0, rows, n0, cols, nullptr))
         tiles::multiply(s, ld, tile.factors(), ld, rows, cols);
-      gemm(false, rows, d, cols, T(1), s, ld, v_rows(b, h, n0), d, T(1), o, d);
+      gemm(false, rows, d, cols, T(1), s, ld, in_.v.at(b, h, n0), in_.v.ld(), T(1), o, ldo);
     }
     T* lse = lse_ + bh(b, h) * p_.lq + i0;
     for (std::int64_t r = 0; r < rows; ++r) {
@@ -120,7 +122,7 @@ class Forward {
       lse[r] = sees ? stats.max[r] + std::log(stats.sum[r]) : std::numeric_limits<T>::infinity();
       stats.rescale[r] = sees ? T(1) / stats.sum[r] : T(0);
     }
-    tiles::scale_rows(o, d, rows, d, stats.rescale.data());
+    tiles::scale_rows(o, ldo, rows, d, stats.rescale.data());
   }
 
   // ---- top-p heads ------------------------------------------------------------------
@@ -247,7 +249,7 @@ class Forward {
       lse[r] = sees ? max[r] + std::log(sum[r]) : std::numeric_limits<T>::infinity();
       inverse[r] = sees ? T(1) / sum[r] : T(0);
     }
-    T* o = out_rows(b, h, i0);
+    T* o = zeroed_out(b, h, i0, rows);
     const std::uint8_t* votes = p_.votes ? p_.votes + b * p_.lq + i0 : nullptr;
     for (std::int64_t e = 0; e < count; ++e) {
       T* s = scratch.scores.data() + e * stride;
@@ -261,7 +263,7 @@ class Forward {
       // Dropout thins the weights that meet V, not the impact.
       if (tile.weight_factors(b, h, i0, rows, n0, cols, nullptr))
         tiles::multiply(s, ld, tile.factors(), ld, rows, cols);
-      gemm(false, rows, d, cols, T(1), s, ld, v_rows(b, h, n0), d, T(1), o, d);
+      gemm(false, rows, d, cols, T(1), s, ld, in_.v.at(b, h, n0), in_.v.ld(), T(1), o, out_.ld());
     }
   }
 
@@ -274,8 +276,7 @@ class Forward {
     const std::int64_t i0 = p_.q_begin(qt), rows = p_.q_rows(qt), d = p_.dim, ld = tile.ld();
     const std::int64_t row = p_.mask_row(b, h, qt);
     const T* lse = lse_ + bh(b, h) * p_.lq + i0;
-    T* o = out_rows(b, h, i0);
-    if (!fix.subtract) std::fill_n(o, rows * d, T(0));
+    T* o = fix.subtract ? out_.at(b, h, i0) : zeroed_out(b, h, i0, rows);
     const T sign = fix.subtract ? T(-1) : T(1);
     std::int64_t count = 0;
     auto flush = [&] {
@@ -288,8 +289,8 @@ class Forward {
           for (std::int64_t c = 0; c < count; ++c)
             s[r * ld + c] *= p_.dropout_factor<T>(b, h, i0 + r, key[c]);
       for (std::int64_t c = 0; c < count; ++c)
-        std::copy_n(v_rows(b, h, key[c]), d, values.data() + c * d);
-      gemm(false, rows, d, count, sign, s, ld, values.data(), d, T(1), o, d);
+        std::copy_n(in_.v.at(b, h, key[c]), d, values.data() + c * d);
+      gemm(false, rows, d, count, sign, s, ld, values.data(), d, T(1), o, out_.ld());
       count = 0;
     };
     std::size_t next = 0;
@@ -324,7 +325,7 @@ class Forward {
 
   const FusedPlan& p_;
   const FusedInputs<T>& in_;
-  T* out_;
+  const HeadRows<T>& out_;
   T* lse_;
   T* keep_;
 };
@@ -332,13 +333,14 @@ class Forward {
 }  // namespace
 
 template <class T>
-void fused_forward(const FusedPlan& plan, const FusedInputs<T>& in, T* out, T* lse, T* keep) {
+void fused_forward(const FusedPlan& plan, const FusedInputs<T>& in, const HeadRows<T>& out, T* lse,
+                   T* keep) {
   Forward<T>(plan, in, out, lse, keep).run();
 }
 
-template void fused_forward<float>(const FusedPlan&, const FusedInputs<float>&, float*, float*,
-                                   float*);
-template void fused_forward<double>(const FusedPlan&, const FusedInputs<double>&, double*, double*,
-                                    double*);
+template void fused_forward<float>(const FusedPlan&, const FusedInputs<float>&, const HeadRows<float>&,
+                                   float*, float*);
+template void fused_forward<double>(const FusedPlan&, const FusedInputs<double>&,
+                                    const HeadRows<double>&, double*, double*);
 
 }  // namespace strata::attn

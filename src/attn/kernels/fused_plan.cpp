@@ -108,10 +108,9 @@ void ScoreTile<T>::compute_into(T* s, const FusedInputs<T>& in, std::int64_t b, 
                                 std::int64_t i0, std::int64_t rows, std::int64_t n0,
                                 std::int64_t cols, bool partial) {
   const FusedPlan& p = plan_;
-  const std::int64_t bh = b * p.heads + h;
-  const T* k_t = keys_t_.of(in.k, bh, p.dim, p.mask.key_start) + n0 * p.dim;  // [D, cols]
-  gemm(false, rows, cols, p.dim, static_cast<T>(p.scale), in.q + (bh * p.lq + i0) * p.dim,
-       p.dim, k_t, cols, T(0), s, ld_);
+  const T* k_t = keys_t_.of(in.k, b, h, p.dim, p.mask.key_start) + n0 * p.dim;  // [D, cols]
+  gemm(false, rows, cols, p.dim, static_cast<T>(p.scale), in.q.at(b, h, i0), in.q.ld(), k_t, cols,
+       T(0), s, ld_);
   if (p.has_table) {
     const T* table = in.table + h * p.relations;
     uniform_relation_ = p.rules.uniform_relation(b, i0, i0 + rows, n0, n0 + cols);
@@ -148,14 +147,15 @@ void ScoreTile<T>::compute_keys(const FusedInputs<T>& in, std::int64_t b, std::i
                                 std::int64_t i0, std::int64_t rows, const std::int64_t* key,
                                 const std::uint8_t* check, std::int64_t count) {
   const FusedPlan& p = plan_;
-  const std::int64_t bh = b * p.heads + h, d = p.dim;
+  const std::int64_t d = p.dim;
   T* s = scores_.data();
   gathered_.resize(static_cast<std::size_t>(ld_ * d));
   // Q K^T with K's rows gathered, transposed, into a contiguous [D, count] block.
-  const T* k = in.k + bh * p.keys * d;
-  for (std::int64_t c = 0; c < count; ++c)
-    for (std::int64_t e = 0; e < d; ++e) gathered_[e * ld_ + c] = k[key[c] * d + e];
-  gemm(false, rows, count, d, static_cast<T>(p.scale), in.q + (bh * p.lq + i0) * d, d,
+  for (std::int64_t c = 0; c < count; ++c) {
+    const T* k = in.k.at(b, h, key[c]);
+    for (std::int64_t e = 0; e < d; ++e) gathered_[e * ld_ + c] = k[e];
+  }
+  gemm(false, rows, count, d, static_cast<T>(p.scale), in.q.at(b, h, i0), in.q.ld(),
        gathered_.data(), ld_, T(0), s, ld_);
   if (p.has_table) {
     const T* table = in.table + h * p.relations;
@@ -224,19 +224,19 @@ template class ScoreTile<float>;
 template class ScoreTile<double>;
 
 template <class T>
-const T* HeadTranspose<T>::of(const T* rows, std::int64_t bh, std::int64_t d,
-                              const std::vector<std::int64_t>& key_start) {
-  if (bh == bh_) return buffer_.data();
-  const std::int64_t n = key_start.back();
+const T* HeadTranspose<T>::of(const HeadRows<const T>& rows, std::int64_t b, std::int64_t h,
+                              std::int64_t d, const std::vector<std::int64_t>& key_start) {
+  const T* head = rows.at(b, h, 0);
+  if (head == head_) return buffer_.data();
+  const std::int64_t n = key_start.back(), ld = rows.ld();
   buffer_.resize(static_cast<std::size_t>(n * d));
-  const T* head = rows + bh * n * d;
   for (std::size_t t = 0; t + 1 < key_start.size(); ++t) {
     const std::int64_t n0 = key_start[t], cols = key_start[t + 1] - n0;
     T* block = buffer_.data() + n0 * d;  // [d, cols]
     for (std::int64_t e = 0; e < d; ++e)
-      for (std::int64_t c = 0; c < cols; ++c) block[e * cols + c] = head[(n0 + c) * d + e];
+      for (std::int64_t c = 0; c < cols; ++c) block[e * cols + c] = head[(n0 + c) * ld + e];
   }
-  bh_ = bh;
+  head_ = head;
   return buffer_.data();
 }
 

@@ -64,13 +64,28 @@ struct FusedPlan {
   std::int64_t k_cols(std::int64_t kt) const { return mask.k_cols(kt); }    // keys of tile kt
 };
 
-// Raw views of the contiguous compute-dtype tensors: q [B, H, Lq, D], k and v [B, H, N, D],
-// table [H, R], dense [B or 1, H or 1, Lq, N].
+// One of q, k, v, the output or a gradient, [B, H, L, D] with each row's D elements
+// contiguous but rows and heads at any stride: a projection's output viewed as heads is
+// [B, L, H, D] in memory (rows H * D apart, heads D apart), and the kernel reads and writes it
+// so, where a contiguous copy each way would cost a pass over memory that does not scale with
+// threads. Null data for a gradient not wanted.
+template <class T>
+struct HeadRows {
+  T* data = nullptr;
+  std::int64_t batch_stride = 0, head_stride = 0, row_stride = 0;
+
+  T* at(std::int64_t b, std::int64_t h, std::int64_t i) const {
+    return data + b * batch_stride + h * head_stride + i * row_stride;
+  }
+  std::int64_t ld() const { return row_stride; }  // the leading dimension of a run of rows
+  explicit operator bool() const { return data != nullptr; }
+};
+
+// Raw views of the compute-dtype tensors: q [B, H, Lq, D], k and v [B, H, N, D], table
+// [H, R], dense [B or 1, H or 1, Lq, N] (the last two contiguous).
 template <class T>
 struct FusedInputs {
-  const T* q = nullptr;
-  const T* k = nullptr;
-  const T* v = nullptr;
+  HeadRows<const T> q, k, v;
   const T* table = nullptr;
   const T* dense = nullptr;
 };
@@ -85,11 +100,12 @@ struct FusedInputs {
 template <class T>
 class HeadTranspose {
  public:
-  // `rows` is k or v, [B, H, N, D]; bh = b H + h.
-  const T* of(const T* rows, std::int64_t bh, std::int64_t d, const std::vector<std::int64_t>& key_start);
+  // `rows` is k or v, [B, H, N, D].
+  const T* of(const HeadRows<const T>& rows, std::int64_t b, std::int64_t h, std::int64_t d,
+              const std::vector<std::int64_t>& key_start);
 
  private:
-  std::int64_t bh_ = -1;
+  const T* head_ = nullptr;  // the first row of the head held
   std::vector<T> buffer_;
 };
 
