@@ -53,7 +53,8 @@ class Backward {
         target.dv = accumulator(g_.dv, dv_part_, b, h, c);
         target.dtable = g_.dtable ? dtable_part_.data() + t * p_.relations : nullptr;
         const std::int64_t first = c * q_tiles / chunks_, last = (c + 1) * q_tiles / chunks_;
-        if (g_.dq) zero_rows(g_.dq.at(b, h, p_.q_begin(first)), g_.dq.ld(), p_.q_begin(last) - p_.q_begin(first));
+        if (g_.dq)
+          zero_rows(g_.dq.at(b, h, p_.q_begin(first)), g_.dq.ld(), p_.q_begin(last) - p_.q_begin(first), p_.dim);
         for (std::int64_t qt = first; qt < last; ++qt) {
           if (p_.head[h].fixed())
             fixed_rows(target, b, h, qt);
@@ -105,12 +106,8 @@ class Backward {
     if (!grad) return {};
     T* first = grad.at(b, h, 0);
     if (c > 0) first = parts.data() + (c - 1) * p_.batch * p_.heads * p_.keys * p_.dim + (first - grad.data);
-    zero_rows(first, grad.ld(), p_.keys);
+    zero_rows(first, grad.ld(), p_.keys, p_.dim);
     return {first, grad.ld()};
-  }
-
-  void zero_rows(T* first, std::int64_t ld, std::int64_t rows) const {
-    for (std::int64_t r = 0; r < rows; ++r) std::fill_n(first + r * ld, p_.dim, T(0));
   }
 
   void add_chunk(const HeadRows<T>& grad, const std::vector<T>& parts, std::int64_t c) const {

@@ -76,7 +76,7 @@ class Forward {
   // unset, and each task clears its own rows, in parallel, before it adds to them.
   T* zeroed_out(std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t rows) const {
     T* o = out_.at(b, h, i0);
-    for (std::int64_t r = 0; r < rows; ++r) std::fill_n(o + r * out_.ld(), p_.dim, T(0));
+    zero_rows(o, out_.ld(), rows, p_.dim);
     return o;
   }
 

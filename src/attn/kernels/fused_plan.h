@@ -81,6 +81,13 @@ struct HeadRows {
   explicit operator bool() const { return data != nullptr; }
 };
 
+// Zeroes `rows` runs of `d` elements, `ld` apart: a task's rows of the output or of a
+// gradient, before it adds to them.
+template <class T>
+void zero_rows(T* first, std::int64_t ld, std::int64_t rows, std::int64_t d) {
+  for (std::int64_t r = 0; r < rows; ++r) std::fill_n(first + r * ld, d, T(0));
+}
+
 // Raw views of the compute-dtype tensors: q [B, H, Lq, D], k and v [B, H, N, D], table
 // [H, R], dense [B or 1, H or 1, Lq, N] (the last two contiguous).
 template <class T>
