@@ -1,4 +1,5 @@
-"""PyTorch's scaled_dot_product_attention, forward + backward of out.sum(), the peer of
+"""PyTorch's scaled_dot_product_attention, forward + backward from a fixed random output
+gradient (as strata's side), the peer of
 `strata bench attention`: batch 1, 8 heads, head dim 64, fp32, the same length and threads.
 
 Cases: dense (no mask: the CPU flash kernel) and, with --window W, a boolean mask that shows
@@ -98,13 +99,14 @@ def main():
     torch.manual_seed(0)
     shape = (1, args.heads, args.length, args.head_dim)
     q, k, v = (torch.randn(shape, requires_grad=True) for _ in range(3))
+    dout = torch.randn(shape)
 
     def window_mask():
         # Keys within W of the query: j <= i + W and j >= i - W, built in booleans alone.
         return torch.ones((args.length, args.length), dtype=torch.bool).tril(args.window).triu(-args.window)
 
     def step(mask=None):
-        F.scaled_dot_product_attention(q, k, v, attn_mask=mask).sum().backward()
+        F.scaled_dot_product_attention(q, k, v, attn_mask=mask).backward(dout)
         q.grad = k.grad = v.grad = None
 
     settings = {
