@@ -47,6 +47,8 @@ using Json = nlohmann::ordered_json;
 constexpr std::int64_t kHeads = 8;
 constexpr std::int64_t kHeadDim = 64;
 constexpr int kSections = 7;        // equal sections of the synthetic layout
+// What a case's step runs.
+constexpr const char* kStep = "forward + backward from a fixed random output gradient";
 constexpr const char* kFlopsAccounting =
     "14 * L^2 * Dh * H flops a step: forward 4 (Q K^T and P V, 2 each), backward 10 "
     "(recomputed Q K^T, dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q)";
@@ -336,9 +338,9 @@ std::vector<Row> peer_rows(const AttentionBenchOptions& o, const Session& sessio
 
 void run_parent(const AttentionBenchOptions& o) {
   Session session("attention", {"strata", "bench", "attention"}, o.run, kBusyCores);
-  std::printf("attention: batch 1, %ld heads, head dim %ld, L = %ld, fp32, forward + backward from a fixed random output gradient, "
+  std::printf("attention: batch 1, %ld heads, head dim %ld, L = %ld, fp32, %s, "
               "%d threads, median of %d rounds%s\n",
-              long(kHeads), long(kHeadDim), long(o.length), o.run.threads, o.run.rounds,
+              long(kHeads), long(kHeadDim), long(o.length), kStep, o.run.threads, o.run.rounds,
               o.run.quick ? " (--quick)" : "");
   std::printf("BLAS: %s; fused tile products: %s\n", blas_description().c_str(), attn::fused_tile_products());
   session.print_load();
@@ -455,7 +457,7 @@ void run_parent(const AttentionBenchOptions& o) {
        {"head_dim", kHeadDim},
        {"length", o.length},
        {"dtype", "float32"},
-       {"step", "forward + backward from a fixed random output gradient, gradients for q, k, v (and the bias table)"}},
+       {"step", std::string(kStep) + ", gradients for q, k, v (and the bias table)"}},
       {{"flops_accounting", kFlopsAccounting},
        {"fused_dense_gflops", fused_gflops},
        {"sgemm_gflops", sgemm_gflops},

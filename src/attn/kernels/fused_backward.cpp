@@ -84,30 +84,22 @@ class Backward {
     HeadTranspose<T> values_t;
   };
 
-  // Rows of dK or dV of one (b, h): where key n's row starts is at(n).
-  struct KeyRows {
-    T* first = nullptr;
-    std::int64_t ld = 0;
-    T* at(std::int64_t n) const { return first + n * ld; }
-    explicit operator bool() const { return first != nullptr; }
-  };
-
   // Where one task accumulates dK, dV (rows of its (b, h)) and its head's dTable row.
   struct Target {
-    KeyRows dk, dv;
+    HeadRows<T> dk, dv;
     T* dtable = nullptr;
   };
 
   // Chunk 0 accumulates straight into the gradient; later chunks into their own copy, laid
   // out as the gradient is (a dense block, so the copies add element by element). Each task
   // zeroes its rows before it adds to them.
-  KeyRows accumulator(const HeadRows<T>& grad, std::vector<T>& parts, std::int64_t b, std::int64_t h,
-                      std::int64_t c) const {
+  HeadRows<T> accumulator(const HeadRows<T>& grad, std::vector<T>& parts, std::int64_t b, std::int64_t h,
+                          std::int64_t c) const {
     if (!grad) return {};
-    T* first = grad.at(b, h, 0);
-    if (c > 0) first = parts.data() + (c - 1) * p_.batch * p_.heads * p_.keys * p_.dim + (first - grad.data);
-    zero_rows(first, grad.ld(), p_.keys, p_.dim);
-    return {first, grad.ld()};
+    HeadRows<T> rows = grad;
+    if (c > 0) rows.data = parts.data() + (c - 1) * p_.batch * p_.heads * p_.keys * p_.dim;
+    zero_rows(rows.at(b, h, 0), rows.ld(), p_.keys, p_.dim);
+    return rows;
   }
 
   void add_chunk(const HeadRows<T>& grad, const std::vector<T>& parts, std::int64_t c) const {
@@ -127,7 +119,7 @@ class Backward {
       if (key < 0) continue;
       const T factor = p_.dropout_factor<T>(b, h, i0 + r, key);
       const T* d_out = dout_.at(b, h, i0 + r);
-      T* dv = target.dv.at(key);
+      T* dv = target.dv.at(b, h, key);
       for (std::int64_t c = 0; c < d; ++c) dv[c] += d_out[c] * factor;
     }
   }
@@ -175,12 +167,12 @@ class Backward {
           weights = factors;
         }
         if (target.dv)
-          gemm(true, cols, d, rows, T(1), weights, ld, d_out, ld_dout, T(1), target.dv.at(n0), target.dv.ld);
+          gemm(true, cols, d, rows, T(1), weights, ld, d_out, ld_dout, T(1), target.dv.at(b, h, n0), target.dv.ld());
       }
       if (!need_ds) continue;
       tiles::softmax_grad(dp, ld, prob, ld, rows, cols, row_dot, mult);  // dp is now dS
       if (g_.dq) gemm(false, rows, d, cols, scale, dp, ld, k, ld_k, T(1), g_.dq.at(b, h, i0), g_.dq.ld());
-      if (target.dk) gemm(true, cols, d, rows, scale, dp, ld, q, ld_q, T(1), target.dk.at(n0), target.dk.ld);
+      if (target.dk) gemm(true, cols, d, rows, scale, dp, ld, q, ld_q, T(1), target.dk.at(b, h, n0), target.dk.ld());
       if (target.dtable)
         tile.add_relation_grad(dp, rows, cols, target.dtable);
       if (g_.ddense) {
