@@ -1,12 +1,12 @@
 #include "strata/nn/dropout.h"
 
-#include <ATen/Parallel.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 #include <mutex>
 
 #include "strata/attn/counter_random.h"
+#include "strata/attn/balanced_for.h"
 
 namespace strata::nn {
 
@@ -33,7 +33,7 @@ at::Tensor apply_mask(const at::Tensor& in, std::uint64_t row, double p) {
   float* to = y.data_ptr<float>();
   const std::int32_t first_kept = attn::first_kept_draw(p);
   const auto kept = static_cast<float>(1.0 / (1.0 - p));
-  at::parallel_for(0, x.numel(), 1 << 14, [&](std::int64_t begin, std::int64_t end) {
+  attn::balanced_for(x.numel(), 1 << 14, [&](std::int64_t begin, std::int64_t end) {
     scale_kept(from + begin, to + begin, begin, end - begin, row, first_kept, kept);
   });
   return y;

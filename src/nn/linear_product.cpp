@@ -1,6 +1,5 @@
 #include "strata/nn/linear_product.h"
 
-#include <ATen/Parallel.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include <string_view>
 
 #include "strata/attn/tile_gemm.h"
+#include "strata/attn/balanced_for.h"
 
 namespace strata::nn {
 
@@ -37,29 +37,24 @@ constexpr std::int64_t kRowBlock = 6;  // the micro-kernel's rows a pass
 // trans_a, the transpose of a [depth, m] (lda its row stride); b [depth, n] contiguous. The
 // bias is added to a chunk's rows while they are still in cache, after its last depth chunk:
 // the same sums, rounded the same way, as adding it afterwards, without another pass over C.
-// Each thread takes an equal share of the rows, in whole 6-row blocks, and runs it in chunks.
-// (Cutting the rows into chunks first and handing chunks out left a thread idle: 256 rows are
-// 3 chunks, 2 on one thread and 1 on the other, the dW of every d_model-wide layer.)
+// The rows go out in 6-row blocks through balanced_for: each thread starts on an equal
+// share and runs it a chunk at a time; a thread done early takes blocks from the end of the
+// other's share, so a core running slower does not hold the other up. (Handing out whole
+// chunks from one counter left a thread idle: 256 rows are 3 chunks, 2 on one thread and 1
+// on the other, the dW of every d_model-wide layer.)
 void product(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t depth, const float* a, std::int64_t lda,
              const float* b, float* c, const float* bias = nullptr) {
   const std::int64_t blocks = (m + kRowBlock - 1) / kRowBlock;
-  const std::int64_t shares = std::min<std::int64_t>(at::get_num_threads(), blocks);
-  at::parallel_for(0, shares, 1, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t share = begin; share < end; ++share) {
-      const std::int64_t first = share * blocks / shares * kRowBlock;
-      const std::int64_t last = std::min(m, (share + 1) * blocks / shares * kRowBlock);
-      for (std::int64_t i0 = first; i0 < last; i0 += kRowChunk) {
-        const std::int64_t rows = std::min(kRowChunk, last - i0);
-        for (std::int64_t p0 = 0; p0 < depth; p0 += kDepthChunk) {
-          const float* a_block = trans_a ? a + p0 * lda + i0 : a + i0 * lda + p0;
-          attn::tile_gemm_avx512(trans_a, rows, n, std::min(kDepthChunk, depth - p0), 1.0f, a_block, lda,
-                                 b + p0 * n, n, p0 == 0 ? 0.0f : 1.0f, c + i0 * n, n);
-        }
-        if (bias != nullptr)
-          for (std::int64_t r = i0; r < i0 + rows; ++r)
-            for (std::int64_t j = 0; j < n; ++j) c[r * n + j] += bias[j];
-      }
+  attn::balanced_for(blocks, kRowChunk / kRowBlock, [&](std::int64_t first, std::int64_t last) {
+    const std::int64_t i0 = first * kRowBlock, rows = std::min(m, last * kRowBlock) - i0;
+    for (std::int64_t p0 = 0; p0 < depth; p0 += kDepthChunk) {
+      const float* a_block = trans_a ? a + p0 * lda + i0 : a + i0 * lda + p0;
+      attn::tile_gemm_avx512(trans_a, rows, n, std::min(kDepthChunk, depth - p0), 1.0f, a_block, lda, b + p0 * n, n,
+                             p0 == 0 ? 0.0f : 1.0f, c + i0 * n, n);
     }
+    if (bias != nullptr)
+      for (std::int64_t r = i0; r < i0 + rows; ++r)
+        for (std::int64_t j = 0; j < n; ++j) c[r * n + j] += bias[j];
   });
 }
 

@@ -6,7 +6,7 @@
 //                              the factors multiply P before V
 //   dQ += scale dS K, dK += scale dS^T Q, dTable[h][rel] += dS, dDense = dS.
 //
-// Parallel over (batch item, head, chunk of query tiles). dQ rows belong to one task; dK and
+// Parallel over (batch item, head, chunk of query tiles), shared out by balanced_for. dQ rows belong to one task; dK and
 // dV rows are shared by every query tile of a (b, h), so each chunk accumulates its own copy
 // and the copies are added in chunk order at the end. The chunk count depends only on the
 // thread count, so results are deterministic for a fixed thread count.
@@ -17,6 +17,7 @@
 
 #include "fused_passes.h"
 #include "fused_tiles.h"
+#include "strata/attn/balanced_for.h"
 #include "strata/attn/tile_gemm.h"
 
 namespace strata::attn {
@@ -42,9 +43,8 @@ class Backward {
     }
     if (g_.dtable) dtable_part_.assign(tasks * p_.relations, T(0));
 
-    at::parallel_for(0, tasks, 1, [&](std::int64_t begin, std::int64_t end) {
-      ScoreTile<T> tile(p_);
-      Scratch scratch(p_.mask.q_tile, tile.ld());
+    balanced_for(tasks, 1, [&] { return Scratch(p_); }, [&](Scratch& scratch, std::int64_t begin, std::int64_t end) {
+      ScoreTile<T>& tile = scratch.tile;
       for (std::int64_t t = begin; t < end; ++t) {
         const std::int64_t bh = t / chunks_, c = t % chunks_;
         const std::int64_t b = bh / p_.heads, h = bh % p_.heads;
@@ -77,9 +77,11 @@ class Backward {
   }
 
  private:
-  // Per-thread scratch besides the scores: dP (then dS) and the row sums D.
+  // Per-thread scratch: the score tile, dP (then dS) and the row sums D.
   struct Scratch {
-    Scratch(std::int64_t q_tile, std::int64_t k_tile) : dp(q_tile * k_tile), row_dot(q_tile) {}
+    explicit Scratch(const FusedPlan& p)
+        : tile(p), dp(p.mask.q_tile * tile.ld()), row_dot(p.mask.q_tile) {}
+    ScoreTile<T> tile;
     std::vector<T> dp, row_dot;
     HeadTranspose<T> values_t;
   };

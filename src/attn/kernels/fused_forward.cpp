@@ -26,6 +26,7 @@
 
 #include "fused_passes.h"
 #include "fused_tiles.h"
+#include "strata/attn/balanced_for.h"
 #include "strata/attn/tile_gemm.h"
 
 namespace strata::attn {
@@ -40,18 +41,20 @@ class Forward {
 
   void run() {
     const std::int64_t tasks = p_.batch * p_.heads * p_.mask.q_tiles;
-    // Every head's output but the top-p ones'.
-    at::parallel_for(0, tasks, 1, [&](std::int64_t begin, std::int64_t end) {
-      ScoreTile<T> tile(p_);
-      RowStats stats(p_.mask.q_tile);
-      for (std::int64_t t = begin; t < end; ++t) {
-        const auto [b, h, qt] = split(t);
-        if (p_.head[h].fixed())
-          fixed_rows(b, h, qt);
-        else if (!is_top_p(h))
-          softmax_rows(tile, stats, b, h, qt);
-      }
-    });
+    // Every head's output but the top-p ones'. A thread runs neighbouring tasks one after
+    // another (its share from the front, taken ones from the back of another's), so its
+    // transposed head is reused over that head's query tiles.
+    balanced_for(
+        tasks, 1, [&] { return Scratch{ScoreTile<T>(p_), RowStats(p_.mask.q_tile)}; },
+        [&](Scratch& scratch, std::int64_t begin, std::int64_t end) {
+          for (std::int64_t t = begin; t < end; ++t) {
+            const auto [b, h, qt] = split(t);
+            if (p_.head[h].fixed())
+              fixed_rows(b, h, qt);
+            else if (!is_top_p(h))
+              softmax_rows(scratch.tile, scratch.stats, b, h, qt);
+          }
+        });
     if (p_.any_top_p) top_p();
   }
 
@@ -62,6 +65,10 @@ class Forward {
   struct RowStats {
     explicit RowStats(std::int64_t rows) : max(rows), sum(rows), rescale(rows) {}
     std::vector<T> max, sum, rescale;
+  };
+  struct Scratch {
+    ScoreTile<T> tile;
+    RowStats stats;
   };
 
   Task split(std::int64_t t) const {

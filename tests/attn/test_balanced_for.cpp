@@ -1,0 +1,105 @@
+// balanced_for (attn/balanced_for.h): every item runs once in ranges of at most `grain`, a
+// thread held up on its first range has the rest of its share taken by the other, each thread
+// makes its state once, and inside a parallel region the ranges run in order on the caller.
+#include <gtest/gtest.h>
+
+#include <ATen/Parallel.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "strata/attn/balanced_for.h"
+
+namespace strata::attn {
+namespace {
+
+// Runs the test body with `threads` threads, restoring the count after.
+class WithThreads {
+ public:
+  explicit WithThreads(int threads) : before_(at::get_num_threads()) { at::set_num_threads(threads); }
+  ~WithThreads() { at::set_num_threads(before_); }
+
+ private:
+  int before_;
+};
+
+TEST(BalancedFor, RunsEveryItemOnceInRangesOfAtMostTheGrain) {
+  WithThreads two(2);
+  for (const std::int64_t n : {1, 2, 7, 97, 1000})
+    for (const std::int64_t grain : {1, 3, 16}) {
+      std::vector<std::atomic<int>> runs(static_cast<std::size_t>(n));
+      std::atomic<bool> too_long{false};
+      balanced_for(n, grain, [&](std::int64_t begin, std::int64_t end) {
+        if (end - begin > grain || begin >= end) too_long = true;
+        for (std::int64_t i = begin; i < end; ++i) ++runs[static_cast<std::size_t>(i)];
+      });
+      EXPECT_FALSE(too_long) << "n " << n << " grain " << grain;
+      for (std::int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(runs[static_cast<std::size_t>(i)].load(), 1) << "item " << i << " n " << n << " grain " << grain;
+    }
+}
+
+TEST(BalancedFor, AThreadHeldUpHasTheRestOfItsShareTaken) {
+  WithThreads two(2);
+  constexpr std::int64_t n = 40;  // shares [0, 20) and [20, 40)
+  std::atomic<std::int64_t> done{0};
+  std::mutex lock;
+  std::set<std::thread::id> others;
+  std::thread::id holder;
+  bool waited_out = false;
+  balanced_for(n, 1, [&](std::int64_t begin, std::int64_t end) {
+    if (begin == 0) {
+      // The owner of the first share stops on its first item until every other item is done,
+      // which only the other thread can do: by taking the rest of this share from its back.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (done.load() < n - 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+      std::lock_guard<std::mutex> guard(lock);
+      holder = std::this_thread::get_id();
+      waited_out = done.load() < n - 1;
+      return;
+    }
+    std::lock_guard<std::mutex> guard(lock);
+    others.insert(std::this_thread::get_id());
+    done += end - begin;
+  });
+  EXPECT_FALSE(waited_out) << "the other thread did not take the held-up share's items";
+  EXPECT_EQ(done.load(), n - 1);
+  ASSERT_EQ(others.size(), 1u);
+  EXPECT_NE(*others.begin(), holder);
+}
+
+TEST(BalancedFor, EachThreadMakesItsStateOnce) {
+  WithThreads two(2);
+  std::atomic<int> made{0};
+  std::mutex lock;
+  std::set<std::pair<int, std::thread::id>> users;  // (state, thread)
+  balanced_for(
+      200, 2, [&] { return made++; },
+      [&](int state, std::int64_t, std::int64_t) {
+        std::lock_guard<std::mutex> guard(lock);
+        users.insert({state, std::this_thread::get_id()});
+      });
+  EXPECT_GE(made.load(), 1);
+  EXPECT_LE(made.load(), 2);
+  std::set<int> states;
+  for (const auto& [state, thread] : users) EXPECT_TRUE(states.insert(state).second) << "state " << state << " shared";
+}
+
+TEST(BalancedFor, InsideAParallelRegionRunsInOrderOnTheCaller) {
+  WithThreads two(2);
+  std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> seen(2);
+  at::parallel_for(0, 2, 1, [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t t = first; t < last; ++t)
+      balanced_for(10, 3, [&](std::int64_t begin, std::int64_t end) { seen[t].push_back({begin, end}); });
+  });
+  const std::vector<std::pair<std::int64_t, std::int64_t>> in_order{{0, 3}, {3, 6}, {6, 9}, {9, 10}};
+  EXPECT_EQ(seen[0], in_order);
+  EXPECT_EQ(seen[1], in_order);
+}
+
+}  // namespace
+}  // namespace strata::attn
