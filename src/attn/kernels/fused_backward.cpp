@@ -6,10 +6,10 @@
 //                              the factors multiply P before V
 //   dQ += scale dS K, dK += scale dS^T Q, dTable[h][rel] += dS, dDense = dS.
 //
-// Parallel over (batch item, head, chunk of query tiles), shared out by balanced_for. dQ rows belong to one task; dK and
-// dV rows are shared by every query tile of a (b, h), so each chunk accumulates its own copy
-// and the copies are added in chunk order at the end. The chunk count depends only on the
-// thread count, so results are deterministic for a fixed thread count.
+// Parallel over (batch item, head, chunk of query tiles), shared out by balanced_for. dQ rows
+// belong to one task; dK and dV rows are shared by every query tile of a (b, h), so each chunk
+// accumulates its own copy and the copies are added in chunk order at the end. The chunk count
+// depends only on the thread count, so results are deterministic for a fixed thread count.
 #include <ATen/Parallel.h>
 
 #include <algorithm>
