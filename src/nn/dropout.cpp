@@ -3,6 +3,9 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <mutex>
 
 #include "strata/attn/counter_random.h"
@@ -23,6 +26,65 @@ void scale_kept(const float* in, float* out, std::int64_t first, std::int64_t co
                 std::int32_t first_kept, float kept) {
   for (std::int64_t e = 0; e < count; ++e)
     out[e] = in[e] * (attn::counter_draw_at(row, first + e) >= first_kept ? kept : 0.0f);
+}
+
+// e^y for y <= 0 (below -87 taken as -87: e^-87 is near the smallest normal float), in
+// arithmetic a loop vectorises: 2^k by the exponent bits, e^r by its Taylor series to r^6 on
+// |r| <= ln 2 / 2 (relative error ~1e-7).
+// (always_inline, here and below: GCC does not inline a plain inline function into a
+// target_clones copy built for another arch, and the call would stop the loop vectorising.)
+__attribute__((always_inline)) inline float exp_nonpositive(float y) {
+  y = y < -87.0f ? -87.0f : y;
+  // k = round(y / ln 2): adding and taking away 1.5 * 2^23 rounds to an integer in float
+  // arithmetic (floor() is a call on baseline x86-64, and a call stops the loop vectorising).
+  const float k = (y * 1.44269504f + 12582912.0f) - 12582912.0f;
+  const float r = (y - k * 0.693145751953125f) - k * 1.428606765330187e-6f;
+  const float e =
+      1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
+  const std::int32_t bits = (static_cast<std::int32_t>(k) + 127) << 23;
+  float two_k;
+  std::memcpy(&two_k, &bits, sizeof two_k);
+  return e * two_k;
+}
+
+// erf(u) by Abramowitz and Stegun 7.1.26 (absolute error <= 1.5e-7), the form libtorch's
+// vectorised GELU uses too.
+__attribute__((always_inline)) inline float erf_as(float u) {
+  const float z = std::fabs(u);
+  const float t = 1.0f / (1.0f + 0.3275911f * z);
+  const float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+  const float magnitude = 1.0f - poly * exp_nonpositive(-z * z);
+  return u < 0 ? -magnitude : magnitude;
+}
+
+// Dropout's factor for element `at`: `kept` where its draw passes, 0 elsewhere.
+__attribute__((always_inline)) inline float kept_factor(std::uint64_t row, std::int64_t at, std::int32_t first_kept, float kept) {
+  return attn::counter_draw_at(row, at) >= first_kept ? kept : 0.0f;
+}
+
+// GELU (erf form) followed by dropout, in one pass: out[e] = gelu(x[e]) * factor.
+#if defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+void gelu_kept(const float* x, float* out, std::int64_t first, std::int64_t count, std::uint64_t row,
+               std::int32_t first_kept, float kept) {
+  for (std::int64_t e = 0; e < count; ++e) {
+    const float v = x[e];
+    out[e] = 0.5f * v * (1.0f + erf_as(v * 0.70710678f)) * kept_factor(row, first + e, first_kept, kept);
+  }
+}
+
+// Its gradient: dx[e] = dy[e] * factor * gelu'(x[e]), gelu'(x) = Phi(x) + x phi(x).
+#if defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+void gelu_kept_grad(const float* x, const float* dy, float* dx, std::int64_t first, std::int64_t count,
+                    std::uint64_t row, std::int32_t first_kept, float kept) {
+  for (std::int64_t e = 0; e < count; ++e) {
+    const float v = x[e];
+    const float slope = 0.5f * (1.0f + erf_as(v * 0.70710678f)) + v * 0.39894228f * exp_nonpositive(-0.5f * v * v);
+    dx[e] = dy[e] * slope * kept_factor(row, first + e, first_kept, kept);
+  }
 }
 
 // The mask applied to a contiguous fp32 tensor in parallel, in one pass.
@@ -57,10 +119,53 @@ class FloatDropout : public torch::autograd::Function<FloatDropout> {
   }
 };
 
+// GELU then dropout on a contiguous fp32 tensor as one autograd node: one pass forward, one
+// backward (from the saved input and the mask drawn again), where gelu and dropout apart make
+// two each and keep GELU's output besides.
+class FloatGeluDropout : public torch::autograd::Function<FloatGeluDropout> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input, std::int64_t row,
+                            double p) {
+    const at::Tensor x = input.contiguous();
+    at::Tensor y = at::empty_like(x);
+    const float* from = x.data_ptr<float>();
+    float* to = y.data_ptr<float>();
+    const std::int32_t first_kept = attn::first_kept_draw(p);
+    const auto kept = static_cast<float>(1.0 / (1.0 - p));
+    attn::balanced_for(x.numel(), 1 << 14, [&](std::int64_t begin, std::int64_t end) {
+      gelu_kept(from + begin, to + begin, begin, end - begin, static_cast<std::uint64_t>(row), first_kept, kept);
+    });
+    ctx->save_for_backward({x});
+    ctx->saved_data["row"] = row;
+    ctx->saved_data["p"] = p;
+    return y;
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const at::Tensor x = ctx->get_saved_variables()[0];
+    const at::Tensor dy = grads[0].contiguous();
+    const auto row = static_cast<std::uint64_t>(ctx->saved_data["row"].toInt());
+    const double p = ctx->saved_data["p"].toDouble();
+    at::Tensor dx = at::empty_like(x);
+    const std::int32_t first_kept = attn::first_kept_draw(p);
+    const auto kept = static_cast<float>(1.0 / (1.0 - p));
+    attn::balanced_for(x.numel(), 1 << 14, [&](std::int64_t begin, std::int64_t end) {
+      gelu_kept_grad(x.data_ptr<float>() + begin, dy.data_ptr<float>() + begin, dx.data_ptr<float>() + begin, begin,
+                     end - begin, row, first_kept, kept);
+    });
+    return {dx.view(grads[0].sizes()), at::Tensor(), at::Tensor()};
+  }
+};
+
 std::uint64_t draw_seed() {
   at::Generator generator = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(generator.mutex());
   return generator.get<at::CPUGeneratorImpl>()->random64();
+}
+
+// The activations stream: a row of its own, apart from attention's dropout and Gumbel noise.
+std::uint64_t activations_row() {
+  return attn::counter_row(draw_seed(), attn::RandomStream::Activations, 0, 0, 0);
 }
 
 }  // namespace
@@ -68,14 +173,19 @@ std::uint64_t draw_seed() {
 at::Tensor dropout(const at::Tensor& x, double p, bool training) {
   if (!training || p <= 0) return x;
   if (p >= 1) return x * 0;
-  // The activations stream: a row of its own, apart from attention's dropout and Gumbel noise.
-  const std::uint64_t row = attn::counter_row(draw_seed(), attn::RandomStream::Activations, 0, 0, 0);
+  const std::uint64_t row = activations_row();
   if (x.scalar_type() == at::kFloat) return FloatDropout::apply(x, static_cast<std::int64_t>(row), p);
   // Another type: the same draws as a mask of its own type, scaled by its own 1 / (1 - p) (not
   // fp32's rounding of it).
   const at::Tensor ones = at::ones(x.sizes(), x.options().dtype(at::kFloat).requires_grad(false));
   const at::Tensor mask = apply_mask(ones, row, p).ne(0).to(x.scalar_type()) * (1.0 / (1.0 - p));
   return x * mask;
+}
+
+at::Tensor gelu_dropout(const at::Tensor& x, double p, bool training) {
+  if (!training || p <= 0 || p >= 1 || x.scalar_type() != at::kFloat || !x.device().is_cpu())
+    return nn::dropout(torch::gelu(x), p, training);
+  return FloatGeluDropout::apply(x, static_cast<std::int64_t>(activations_row()), p);
 }
 
 }  // namespace strata::nn

@@ -55,6 +55,8 @@ void check_activation(const LayerOptions& options) {
 at::Tensor feed_forward(const at::Tensor& x, AdaptableLinear& fc1, AdaptableLinear& fc_gate, AdaptableLinear& fc2,
                         const LayerOptions& options, bool training) {
   at::Tensor h = fc1(x);
+  // GELU straight into dropout: one pass each way (no gate between them).
+  if (options.activation == "gelu" && !fc_gate) return fc2(nn::gelu_dropout(h, options.activation_dropout, training));
   if (options.activation == "relu") {
     h = torch::relu(h);
   } else {

@@ -65,5 +65,31 @@ TEST(Dropout, OffOutsideTrainingAndAtTheEnds) {
   EXPECT_EQ(y.max().item<double>(), 1.0 / 0.7);
 }
 
+// The fused GELU + dropout against libtorch's GELU followed by nn::dropout under the same seed:
+// the same mask, the values and the gradient within GELU's approximation (erf to 1.5e-7), over
+// inputs from the tails (where erf saturates and exp underflows) to 0.
+TEST(Dropout, GeluDropoutMatchesGeluThenDropout) {
+  torch::manual_seed(2);
+  const at::Tensor x0 = torch::cat({torch::randn({8, 1000}) * 3, torch::linspace(-20, 20, 1000).view({1, -1})});
+  const at::Tensor upstream = torch::randn(x0.sizes());
+  auto run = [&](bool fused) {
+    const at::Tensor x = x0.clone().requires_grad_(true);
+    torch::manual_seed(9);
+    const at::Tensor y = fused ? strata::nn::gelu_dropout(x, 0.25, true) : strata::nn::dropout(torch::gelu(x), 0.25, true);
+    y.backward(upstream);
+    return std::make_pair(y.detach(), x.grad());
+  };
+  const auto [y, dx] = run(true);
+  const auto [y_ref, dx_ref] = run(false);
+  // The same elements dropped, wherever GELU is clearly not 0.
+  const at::Tensor clear = torch::gelu(x0).abs() > 1e-4;
+  EXPECT_TRUE(torch::equal(y.ne(0).masked_select(clear), y_ref.ne(0).masked_select(clear)));
+  EXPECT_NEAR(y.ne(0).masked_select(clear).to(torch::kDouble).mean().item<double>(), 0.75, 0.02);
+  EXPECT_LE((y - y_ref).abs().max().item<double>(), 2e-6);
+  EXPECT_LE((dx - dx_ref).abs().max().item<double>(), 3e-6);
+  // Outside training it is GELU alone.
+  EXPECT_TRUE(torch::equal(strata::nn::gelu_dropout(x0, 0.25, false), torch::gelu(x0)));
+}
+
 }  // namespace
 }  // namespace strata::nn

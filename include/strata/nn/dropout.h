@@ -13,4 +13,9 @@ namespace strata::nn {
 // x itself when !training or p <= 0; zeros when p >= 1.
 at::Tensor dropout(const at::Tensor& x, double p, bool training);
 
+// dropout(gelu(x), p, training) (GELU's erf form), with the same mask under the same seed; in
+// training on fp32 CPU tensors one pass forward and one backward, GELU's erf by Abramowitz and
+// Stegun 7.1.26 (within 1.5e-7 of erf, as libtorch's vectorised GELU).
+at::Tensor gelu_dropout(const at::Tensor& x, double p, bool training);
+
 }  // namespace strata::nn
