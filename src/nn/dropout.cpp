@@ -15,24 +15,35 @@ namespace strata::nn {
 
 namespace {
 
-// out[e] = in[e] * kept where element first + e's draw passes, in[e] * 0 elsewhere: the forward
-// on x and, with the same row, the backward on the output's gradient. Compiled for AVX-512
-// (x86-64-v4: its DQ extension multiplies 64-bit lanes, which AVX-512F alone emulates), AVX2
-// and baseline x86-64 (the loader picks one): the 64-bit hashing vectorises.
+// The element loops below are compiled for AVX-512 (x86-64-v4: its DQ extension multiplies
+// 64-bit lanes, which AVX-512F alone emulates), AVX2 and baseline x86-64 (the loader picks
+// one): the 64-bit hashing of the mask and the float arithmetic vectorise.
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#define STRATA_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define STRATA_VECTOR_CLONES
 #endif
+
+// (always_inline on the helpers: GCC does not inline a plain inline function into a
+// target_clones copy built for another arch, and the call would stop the loop vectorising.)
+
+// Dropout's factor for element `at`: `kept` where its draw passes, 0 elsewhere.
+__attribute__((always_inline)) inline float kept_factor(std::uint64_t row, std::int64_t at, std::int32_t first_kept,
+                                                        float kept) {
+  return attn::counter_draw_at(row, at) >= first_kept ? kept : 0.0f;
+}
+
+// out[e] = in[e] * factor: the forward on x and, with the same row, the backward on the
+// output's gradient.
+STRATA_VECTOR_CLONES
 void scale_kept(const float* in, float* out, std::int64_t first, std::int64_t count, std::uint64_t row,
                 std::int32_t first_kept, float kept) {
-  for (std::int64_t e = 0; e < count; ++e)
-    out[e] = in[e] * (attn::counter_draw_at(row, first + e) >= first_kept ? kept : 0.0f);
+  for (std::int64_t e = 0; e < count; ++e) out[e] = in[e] * kept_factor(row, first + e, first_kept, kept);
 }
 
 // e^y for y <= 0 (below -87 taken as -87: e^-87 is near the smallest normal float), in
 // arithmetic a loop vectorises: 2^k by the exponent bits, e^r by its Taylor series to r^6 on
 // |r| <= ln 2 / 2 (relative error ~1e-7).
-// (always_inline, here and below: GCC does not inline a plain inline function into a
-// target_clones copy built for another arch, and the call would stop the loop vectorising.)
 __attribute__((always_inline)) inline float exp_nonpositive(float y) {
   y = y < -87.0f ? -87.0f : y;
   // k = round(y / ln 2): adding and taking away 1.5 * 2^23 rounds to an integer in float
@@ -52,20 +63,14 @@ __attribute__((always_inline)) inline float exp_nonpositive(float y) {
 __attribute__((always_inline)) inline float erf_as(float u) {
   const float z = std::fabs(u);
   const float t = 1.0f / (1.0f + 0.3275911f * z);
-  const float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+  const float poly =
+      t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
   const float magnitude = 1.0f - poly * exp_nonpositive(-z * z);
   return u < 0 ? -magnitude : magnitude;
 }
 
-// Dropout's factor for element `at`: `kept` where its draw passes, 0 elsewhere.
-__attribute__((always_inline)) inline float kept_factor(std::uint64_t row, std::int64_t at, std::int32_t first_kept, float kept) {
-  return attn::counter_draw_at(row, at) >= first_kept ? kept : 0.0f;
-}
-
 // GELU (erf form) followed by dropout, in one pass: out[e] = gelu(x[e]) * factor.
-#if defined(__x86_64__)
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#endif
+STRATA_VECTOR_CLONES
 void gelu_kept(const float* x, float* out, std::int64_t first, std::int64_t count, std::uint64_t row,
                std::int32_t first_kept, float kept) {
   for (std::int64_t e = 0; e < count; ++e) {
@@ -75,14 +80,13 @@ void gelu_kept(const float* x, float* out, std::int64_t first, std::int64_t coun
 }
 
 // Its gradient: dx[e] = dy[e] * factor * gelu'(x[e]), gelu'(x) = Phi(x) + x phi(x).
-#if defined(__x86_64__)
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#endif
+STRATA_VECTOR_CLONES
 void gelu_kept_grad(const float* x, const float* dy, float* dx, std::int64_t first, std::int64_t count,
                     std::uint64_t row, std::int32_t first_kept, float kept) {
   for (std::int64_t e = 0; e < count; ++e) {
     const float v = x[e];
-    const float slope = 0.5f * (1.0f + erf_as(v * 0.70710678f)) + v * 0.39894228f * exp_nonpositive(-0.5f * v * v);
+    const float slope =
+        0.5f * (1.0f + erf_as(v * 0.70710678f)) + v * 0.39894228f * exp_nonpositive(-0.5f * v * v);
     dx[e] = dy[e] * slope * kept_factor(row, first + e, first_kept, kept);
   }
 }

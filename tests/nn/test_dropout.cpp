@@ -75,7 +75,8 @@ TEST(Dropout, GeluDropoutMatchesGeluThenDropout) {
   auto run = [&](bool fused) {
     const at::Tensor x = x0.clone().requires_grad_(true);
     torch::manual_seed(9);
-    const at::Tensor y = fused ? strata::nn::gelu_dropout(x, 0.25, true) : strata::nn::dropout(torch::gelu(x), 0.25, true);
+    const at::Tensor y =
+        fused ? strata::nn::gelu_dropout(x, 0.25, true) : strata::nn::dropout(torch::gelu(x), 0.25, true);
     y.backward(upstream);
     return std::make_pair(y.detach(), x.grad());
   };
