@@ -27,18 +27,24 @@ namespace {
 // (always_inline on the helpers: GCC does not inline a plain inline function into a
 // target_clones copy built for another arch, and the call would stop the loop vectorising.)
 
-// Dropout's factor for element `at`: `kept` where its draw passes, 0 elsewhere.
-__attribute__((always_inline)) inline float kept_factor(std::uint64_t row, std::int64_t at, std::int32_t first_kept,
-                                                        float kept) {
-  return attn::counter_draw_at(row, at) >= first_kept ? kept : 0.0f;
-}
+// One call's mask: element `at` is kept, scaled by 1 / (1 - p), where its draw from `row`
+// passes, and dropped elsewhere.
+struct MaskRule {
+  MaskRule(std::uint64_t row, double p)
+      : row(row), first_kept(attn::first_kept_draw(p)), kept(static_cast<float>(1.0 / (1.0 - p))) {}
+  __attribute__((always_inline)) float factor(std::int64_t at) const {
+    return attn::counter_draw_at(row, at) >= first_kept ? kept : 0.0f;
+  }
+  std::uint64_t row;
+  std::int32_t first_kept;
+  float kept;
+};
 
-// out[e] = in[e] * factor: the forward on x and, with the same row, the backward on the
+// out[e] = in[e] * factor: the forward on x and, with the same mask, the backward on the
 // output's gradient.
 STRATA_VECTOR_CLONES
-void scale_kept(const float* in, float* out, std::int64_t first, std::int64_t count, std::uint64_t row,
-                std::int32_t first_kept, float kept) {
-  for (std::int64_t e = 0; e < count; ++e) out[e] = in[e] * kept_factor(row, first + e, first_kept, kept);
+void scale_kept(const float* in, float* out, std::int64_t first, std::int64_t count, MaskRule mask) {
+  for (std::int64_t e = 0; e < count; ++e) out[e] = in[e] * mask.factor(first + e);
 }
 
 // e^y for y <= 0 (below -87 taken as -87: e^-87 is near the smallest normal float), in
@@ -71,38 +77,44 @@ __attribute__((always_inline)) inline float erf_as(float u) {
 
 // GELU (erf form) followed by dropout, in one pass: out[e] = gelu(x[e]) * factor.
 STRATA_VECTOR_CLONES
-void gelu_kept(const float* x, float* out, std::int64_t first, std::int64_t count, std::uint64_t row,
-               std::int32_t first_kept, float kept) {
+void gelu_kept(const float* x, float* out, std::int64_t first, std::int64_t count, MaskRule mask) {
   for (std::int64_t e = 0; e < count; ++e) {
     const float v = x[e];
-    out[e] = 0.5f * v * (1.0f + erf_as(v * 0.70710678f)) * kept_factor(row, first + e, first_kept, kept);
+    out[e] = 0.5f * v * (1.0f + erf_as(v * 0.70710678f)) * mask.factor(first + e);
   }
 }
 
 // Its gradient: dx[e] = dy[e] * factor * gelu'(x[e]), gelu'(x) = Phi(x) + x phi(x).
 STRATA_VECTOR_CLONES
 void gelu_kept_grad(const float* x, const float* dy, float* dx, std::int64_t first, std::int64_t count,
-                    std::uint64_t row, std::int32_t first_kept, float kept) {
+                    MaskRule mask) {
   for (std::int64_t e = 0; e < count; ++e) {
     const float v = x[e];
     const float slope =
         0.5f * (1.0f + erf_as(v * 0.70710678f)) + v * 0.39894228f * exp_nonpositive(-0.5f * v * v);
-    dx[e] = dy[e] * slope * kept_factor(row, first + e, first_kept, kept);
+    dx[e] = dy[e] * slope * mask.factor(first + e);
   }
 }
 
-// The mask applied to a contiguous fp32 tensor in parallel, in one pass.
-at::Tensor apply_mask(const at::Tensor& in, std::uint64_t row, double p) {
-  const at::Tensor x = in.contiguous();
+// A new tensor from a contiguous fp32 one in one parallel pass: pass(from, to, first, count)
+// over ranges of 16K elements, `first` the range's offset in the tensor.
+template <class Pass>
+at::Tensor elementwise(const at::Tensor& x, const Pass& pass) {
   at::Tensor y = at::empty_like(x);
   const float* from = x.data_ptr<float>();
   float* to = y.data_ptr<float>();
-  const std::int32_t first_kept = attn::first_kept_draw(p);
-  const auto kept = static_cast<float>(1.0 / (1.0 - p));
   attn::balanced_for(x.numel(), 1 << 14, [&](std::int64_t begin, std::int64_t end) {
-    scale_kept(from + begin, to + begin, begin, end - begin, row, first_kept, kept);
+    pass(from + begin, to + begin, begin, end - begin);
   });
   return y;
+}
+
+// The mask applied to an fp32 tensor, in one pass.
+at::Tensor apply_mask(const at::Tensor& in, std::uint64_t row, double p) {
+  const MaskRule mask(row, p);
+  return elementwise(in.contiguous(), [&](const float* from, float* to, std::int64_t first, std::int64_t count) {
+    scale_kept(from, to, first, count, mask);
+  });
 }
 
 // fp32 dropout as one autograd node that keeps no mask: backward draws it again from the row.
@@ -131,13 +143,9 @@ class FloatGeluDropout : public torch::autograd::Function<FloatGeluDropout> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input, std::int64_t row,
                             double p) {
     const at::Tensor x = input.contiguous();
-    at::Tensor y = at::empty_like(x);
-    const float* from = x.data_ptr<float>();
-    float* to = y.data_ptr<float>();
-    const std::int32_t first_kept = attn::first_kept_draw(p);
-    const auto kept = static_cast<float>(1.0 / (1.0 - p));
-    attn::balanced_for(x.numel(), 1 << 14, [&](std::int64_t begin, std::int64_t end) {
-      gelu_kept(from + begin, to + begin, begin, end - begin, static_cast<std::uint64_t>(row), first_kept, kept);
+    const MaskRule mask(static_cast<std::uint64_t>(row), p);
+    at::Tensor y = elementwise(x, [&](const float* from, float* to, std::int64_t first, std::int64_t count) {
+      gelu_kept(from, to, first, count, mask);
     });
     ctx->save_for_backward({x});
     ctx->saved_data["row"] = row;
@@ -147,17 +155,13 @@ class FloatGeluDropout : public torch::autograd::Function<FloatGeluDropout> {
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const at::Tensor x = ctx->get_saved_variables()[0];
-    const at::Tensor dy = grads[0].contiguous();
-    const auto row = static_cast<std::uint64_t>(ctx->saved_data["row"].toInt());
-    const double p = ctx->saved_data["p"].toDouble();
-    at::Tensor dx = at::empty_like(x);
-    const std::int32_t first_kept = attn::first_kept_draw(p);
-    const auto kept = static_cast<float>(1.0 / (1.0 - p));
-    attn::balanced_for(x.numel(), 1 << 14, [&](std::int64_t begin, std::int64_t end) {
-      gelu_kept_grad(x.data_ptr<float>() + begin, dy.data_ptr<float>() + begin, dx.data_ptr<float>() + begin, begin,
-                     end - begin, row, first_kept, kept);
-    });
-    return {dx.view(grads[0].sizes()), at::Tensor(), at::Tensor()};
+    const float* x_data = x.data_ptr<float>();
+    const MaskRule mask(static_cast<std::uint64_t>(ctx->saved_data["row"].toInt()), ctx->saved_data["p"].toDouble());
+    const at::Tensor dx = elementwise(
+        grads[0].contiguous(), [&](const float* dy, float* to, std::int64_t first, std::int64_t count) {
+          gelu_kept_grad(x_data + first, dy, to, first, count, mask);
+        });
+    return {dx, at::Tensor(), at::Tensor()};
   }
 };
 
