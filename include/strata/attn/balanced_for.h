@@ -3,13 +3,13 @@
 // the attention floor, the lowest that links libtorch; the linear layers use it too.)
 //
 // at::parallel_for hands each thread an equal, fixed share; when one core runs slower (a
-// virtual machine's second vCPU often does, by 10-30 % for seconds at a time), the other
-// waits for it at the end of every parallel region. Here each thread starts on its equal,
-// contiguous share, taking it `grain` items at a time from the front, and a thread whose share
-// is done takes from the back of the share with the most left, half of what is left there (at
-// most `grain`). Ranges stay contiguous and in order within a share, so what a thread keeps
-// in cache between ranges (a transposed head, a packed panel) is still reused; the few stolen
-// ranges are the price of the balance.
+// virtual machine's second vCPU can, by up to ~30 % over a whole run), the other waits for it
+// at the end of every parallel region. Here each thread starts on its equal, contiguous share,
+// taking it `grain` items at a time from the front, and a thread whose share is done takes
+// from the back of the share with the most left, half of what is left there (at most
+// `grain`). Ranges stay contiguous and in order within a share, so what a thread keeps in
+// cache between ranges (the attention kernel's transposed head) is still reused; the few
+// stolen ranges are the price of the balance.
 //
 // fn(begin, end) is called on disjoint ranges that cover [0, n) exactly once, from any thread
 // and in any order: what it computes for an item must not depend on which thread runs it.
