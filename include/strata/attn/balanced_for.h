@@ -62,8 +62,9 @@ struct alignas(64) Share {
 
 }  // namespace balanced_for_detail
 
-// The same, with per-thread state: each thread calls make() once and hands what it made to
-// every range it runs, fn(state, begin, end) (scratch buffers, a head kept transposed).
+// With per-thread state: each thread calls make() once and hands what it made to every range
+// it runs, fn(state, begin, end) (scratch buffers, a head kept transposed). The stateless form
+// below calls this one.
 template <class Make, class F>
 void balanced_for(std::int64_t n, std::int64_t grain, const Make& make, const F& fn) {
   if (n <= 0) return;
