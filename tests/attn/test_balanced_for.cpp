@@ -1,10 +1,11 @@
-// balanced_for (attn/balanced_for.h): every item runs once in ranges of at most `grain`, a
-// thread held up on its first range has the rest of its share taken by the other, each thread
+// balanced_for (attn/balanced_for.h): every item runs once in ranges of at most `grain`, no
+// range is longer than half a share (so the last ranges of a share are short), a thread held up on its first range has the rest of its share taken by the other, each thread
 // makes its state once, and inside a parallel region the ranges run in order on the caller.
 #include <gtest/gtest.h>
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -41,6 +42,25 @@ TEST(BalancedFor, RunsEveryItemOnceInRangesOfAtMostTheGrain) {
       for (std::int64_t i = 0; i < n; ++i)
         ASSERT_EQ(runs[static_cast<std::size_t>(i)].load(), 1) << "item " << i << " n " << n << " grain " << grain;
     }
+}
+
+TEST(BalancedFor, NoRangeIsLongerThanHalfAShare) {
+  WithThreads two(2);
+  constexpr std::int64_t n = 40, grain = 16;  // shares [0, 20) and [20, 40): at most 10 a claim
+  std::mutex lock;
+  std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
+  balanced_for(n, grain, [&](std::int64_t begin, std::int64_t end) {
+    std::lock_guard<std::mutex> guard(lock);
+    ranges.push_back({begin, end});
+  });
+  std::int64_t covered = 0, shortest = n;
+  for (const auto& [begin, end] : ranges) {
+    EXPECT_LE(end - begin, 10) << "range [" << begin << ", " << end << ")";
+    covered += end - begin;
+    shortest = std::min(shortest, end - begin);
+  }
+  EXPECT_EQ(covered, n);
+  EXPECT_EQ(shortest, 1) << "a share's last claim is one item";
 }
 
 TEST(BalancedFor, AThreadHeldUpHasTheRestOfItsShareTaken) {
