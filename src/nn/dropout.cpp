@@ -10,29 +10,21 @@
 
 #include "strata/attn/counter_random.h"
 #include "strata/attn/balanced_for.h"
+#include "strata/core/vector_clones.h"
 
 namespace strata::nn {
 
 namespace {
 
-// The element loops below are compiled for AVX-512 (x86-64-v4: its DQ extension multiplies
-// 64-bit lanes, which AVX-512F alone emulates), AVX2 and baseline x86-64 (the loader picks
-// one): the 64-bit hashing of the mask and the float arithmetic vectorise.
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-#define STRATA_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#else
-#define STRATA_VECTOR_CLONES
-#endif
-
-// (always_inline on the helpers: GCC does not inline a plain inline function into a
-// target_clones copy built for another arch, and the call would stop the loop vectorising.)
+// The element loops below are vectorised in a copy for each instruction set
+// (strata/core/vector_clones.h): the 64-bit hashing of the mask and the float arithmetic.
 
 // One call's mask: element `at` is kept, scaled by 1 / (1 - p), where its draw from `row`
 // passes, and dropped elsewhere.
 struct MaskRule {
   MaskRule(std::uint64_t row, double p)
       : row(row), first_kept(attn::first_kept_draw(p)), kept(static_cast<float>(1.0 / (1.0 - p))) {}
-  __attribute__((always_inline)) float factor(std::int64_t at) const {
+  STRATA_INLINE float factor(std::int64_t at) const {
     return attn::counter_draw_at(row, at) >= first_kept ? kept : 0.0f;
   }
   std::uint64_t row;
@@ -50,7 +42,7 @@ void scale_kept(const float* in, float* out, std::int64_t first, std::int64_t co
 // e^y for y <= 0 (below -87 taken as -87: e^-87 is near the smallest normal float), in
 // arithmetic a loop vectorises: 2^k by the exponent bits, e^r by its Taylor series to r^6 on
 // |r| <= ln 2 / 2 (relative error ~1e-7).
-__attribute__((always_inline)) inline float exp_nonpositive(float y) {
+STRATA_INLINE float exp_nonpositive(float y) {
   y = y < -87.0f ? -87.0f : y;
   // k = round(y / ln 2): adding and taking away 1.5 * 2^23 rounds to an integer in float
   // arithmetic (floor() is a call on baseline x86-64, and a call stops the loop vectorising).
@@ -66,7 +58,7 @@ __attribute__((always_inline)) inline float exp_nonpositive(float y) {
 
 // erf(u) by Abramowitz and Stegun 7.1.26 (absolute error <= 1.5e-7), the form libtorch's
 // vectorised GELU uses too.
-__attribute__((always_inline)) inline float erf_as(float u) {
+STRATA_INLINE float erf_as(float u) {
   const float z = std::fabs(u);
   const float t = 1.0f / (1.0f + 0.3275911f * z);
   const float poly =

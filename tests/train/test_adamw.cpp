@@ -51,10 +51,13 @@ TEST(AdamW, MatchesAHandComputedUpdateForThreeSteps) {
   EXPECT_EQ(optimizer.step_count(), 3);
 }
 
+// fp32 parameters go through one parallel pass over all their elements (ranges that start and
+// end inside parameters: two of them are larger than a range); the sums may round differently
+// from libtorch's ops where a multiply and an add fuse.
 TEST(AdamW, MatchesLibtorchAdamWOverFiveSteps) {
   torch::manual_seed(3);
-  const std::vector<std::string> names = {"a.weight", "b.weight", "c.bias", "d.weight"};
-  const std::vector<std::vector<int64_t>> shapes = {{4, 3}, {5}, {3}, {2, 2, 2}};
+  const std::vector<std::string> names = {"a.weight", "b.weight", "c.bias", "d.weight", "e.weight", "f.bias"};
+  const std::vector<std::vector<int64_t>> shapes = {{4, 3}, {5}, {3}, {2, 2, 2}, {300, 100}, {50000}};
   NamedTensors ours;
   std::vector<at::Tensor> decayed, exempt;
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -63,7 +66,7 @@ TEST(AdamW, MatchesLibtorchAdamWOverFiveSteps) {
     at::Tensor theirs = value.clone().requires_grad_();
     (decays(names[i], value) ? decayed : exempt).push_back(theirs);
   }
-  ASSERT_EQ(decayed.size(), 2u);
+  ASSERT_EQ(decayed.size(), 3u);
   AdamW optimizer(ours);
   std::vector<torch::optim::OptimizerParamGroup> groups;
   groups.emplace_back(decayed, std::make_unique<torch::optim::AdamWOptions>(
@@ -88,7 +91,7 @@ TEST(AdamW, MatchesLibtorchAdamWOverFiveSteps) {
   std::size_t d = 0, e = 0;
   for (const auto& [name, parameter] : ours) {
     const at::Tensor& theirs = decays(name, parameter) ? decayed[d++] : exempt[e++];
-    EXPECT_TRUE(torch::equal(parameter, theirs))
+    EXPECT_TRUE(torch::allclose(parameter, theirs, /*rtol=*/1e-6, /*atol=*/1e-7))
         << name << " differs by " << (parameter - theirs).abs().max().item<double>();
   }
 }

@@ -56,6 +56,11 @@ class AdamW {
     at::Tensor parameter, exp_avg, exp_avg_sq;
     bool decay;
   };
+  // One parameter's update by libtorch's per-tensor ops (what step() does in one pass for fp32
+  // CPU parameters).
+  void step_with_ops(Slot& slot, const at::Tensor& grad, double lr, double bias_correction1,
+                     double bias_correction2);
+
   std::vector<Slot> slots_;
   AdamWOptions options_;
   std::int64_t step_ = 0;

@@ -2,28 +2,22 @@
 
 #include "softmax_rows_avx512.h"
 #include "strata/attn/counter_random.h"
+#include "strata/core/vector_clones.h"
 
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
-// Every fp32 entry point is compiled for AVX-512 (x86-64-v4), AVX2 and baseline x86-64; the
-// loader picks one per CPU (GCC function multi-versioning). The bodies are templates inlined
-// into each clone, so the same source is vectorised for whichever instruction set the clone
-// targets. The AVX-512 clone targets x86-64-v4, not AVX-512F alone: without AVX-512VL the
-// 8-lane loops get only the 16 VEX ymm registers and spilled (the online softmax's exp), and
-// without AVX-512DQ the counter hash's 64-bit multiplies are emulated; with both, the fused
-// dense kernel ran 4.7 % faster on one Zen 4 thread, the same sums in the same order. The
-// AVX-512 clone may fuse multiplies and adds (FMA); the Gumbel noise must equal gumbel_at()'s
-// scalar arithmetic to the bit, so it has no such clone.
+// Every fp32 entry point is compiled for AVX-512, AVX2 and baseline x86-64
+// (strata/core/vector_clones.h); the bodies are templates inlined into each clone. Targeting
+// x86-64-v4 rather than AVX-512F alone made the fused dense kernel 4.7 % faster on one Zen 4
+// thread, the same sums in the same order. The Gumbel noise must equal gumbel_at()'s scalar
+// arithmetic to the bit, so it has no clone that may fuse multiplies and adds (FMA).
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-#define STRATA_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #define STRATA_UNFUSED_CLONES __attribute__((target_clones("avx2", "default")))
 #else
-#define STRATA_VECTOR_CLONES
 #define STRATA_UNFUSED_CLONES
 #endif
-#define STRATA_INLINE inline __attribute__((always_inline))
 
 // Float compares may raise FP exceptions, so by default GCC will not turn the selects below
 // (clamps, masking) into vector blends. Nothing here reads the FP exception flags.
