@@ -75,8 +75,8 @@ TEST(LinearProduct, FrozenInputsGetNoGradient) {
   EXPECT_FALSE(frozen.grad().defined());
 }
 
-// On 2 threads the shares (of 6-row x 64-column items: 51 x 4 here) start and end inside rows,
-// so rows are computed in pieces of their columns; on 1 thread in whole rows.
+// On 2 threads rows go in claims that halve as a share runs out and in stolen ranges; on 1
+// thread in chunks of 96: values and every gradient the same to the bit.
 TEST(LinearProduct, TheResultDoesNotDependOnTheThreadCount) {
   const at::Tensor x = torch::randn({301, 300}), w = torch::randn({200, 300}), b = torch::randn({200});
   const at::Tensor g = torch::randn({301, 200});
