@@ -4,10 +4,15 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/torch.h>
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -19,6 +24,7 @@ namespace strata::train {
 namespace {
 
 using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
 
 int env_int(const char* name, std::optional<int> fallback) {
   const char* text = std::getenv(name);
@@ -40,12 +46,12 @@ bool is_loopback(const std::string& host) {
 }
 
 struct Fault {
-  std::string kind;  // "kill" or "hang"
+  std::string kind;  // "kill", "hang" or "stall"
   int rank = -1;
   std::int64_t step = -1;
 };
 
-// STRATA_DDP_FAULT=kill|hang:RANK:STEP; none when unset.
+// STRATA_DDP_FAULT=kill|hang|stall:RANK:STEP; none when unset.
 std::optional<Fault> fault_from_environment() {
   const char* text = std::getenv("STRATA_DDP_FAULT");
   if (!text || !*text) return std::nullopt;
@@ -53,11 +59,58 @@ std::optional<Fault> fault_from_environment() {
   char kind[8] = {};
   long long step = -1;
   if (std::sscanf(text, "%7[a-z]:%d:%lld", kind, &fault.rank, &step) != 3 ||
-      (std::string(kind) != "kill" && std::string(kind) != "hang"))
-    throw Error(fmt::format("STRATA_DDP_FAULT: '{}' is not kill:RANK:STEP or hang:RANK:STEP", text));
+      (std::string(kind) != "kill" && std::string(kind) != "hang" && std::string(kind) != "stall"))
+    throw Error(fmt::format("STRATA_DDP_FAULT: '{}' is not kill:RANK:STEP, hang:RANK:STEP or stall:RANK:STEP", text));
   fault.kind = kind;
   fault.step = step;
   return fault;
+}
+
+// What a worker stopped between the sends of one store call leaves behind: on a connection to
+// the store, the first byte of a query (3: ADD in c10d's TCPStore protocol) and nothing more.
+void send_half_a_query(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return;
+  const int fd = ::socket(found->ai_family, found->ai_socktype, found->ai_protocol);
+  const std::uint8_t add = 3;
+  if (fd >= 0 && ::connect(fd, found->ai_addr, found->ai_addrlen) == 0) (void)::send(fd, &add, 1, 0);
+  ::freeaddrinfo(found);  // the socket stays open: the process stops next
+}
+
+// What this rank's heartbeat thread has seen of every rank's heartbeat count, and when each
+// last moved (this rank's own moves whenever the store answers it).
+struct Heartbeats {
+  explicit Heartbeats(int world_size)
+      : counts(static_cast<std::size_t>(world_size), -1), moved(static_cast<std::size_t>(world_size), Clock::now()) {}
+  std::mutex mutex;
+  std::vector<std::int64_t> counts;
+  std::vector<Clock::time_point> moved;
+  std::atomic<bool> stopping{false};
+};
+
+// Four times a second: adds one to this rank's count and reads everyone's. Ends at the first
+// store call that fails (the store is gone, or did not answer within its timeout).
+void beat(Heartbeats& beats, c10d::TCPStore& store, int rank) {
+  while (!beats.stopping) {
+    std::this_thread::sleep_for(250ms);
+    std::vector<std::int64_t> counts;
+    try {
+      store.add(alive_key(rank), 1);
+      for (std::size_t r = 0; r < beats.counts.size(); ++r) counts.push_back(store.add(alive_key(static_cast<int>(r)), 0));
+    } catch (const std::exception&) {
+      return;
+    }
+    const Clock::time_point now = Clock::now();
+    std::lock_guard<std::mutex> lock(beats.mutex);
+    for (std::size_t r = 0; r < counts.size(); ++r)
+      if (counts[r] != beats.counts[r]) {
+        beats.counts[r] = counts[r];
+        beats.moved[r] = now;
+      }
+  }
 }
 
 }  // namespace
@@ -94,17 +147,31 @@ std::vector<std::size_t> shard_of(std::span<const std::size_t> rows, int rank, i
 struct ProcessGroup::State {
   WorldOptions world;
   c10::intrusive_ptr<c10d::TCPStore> store;       // the rendezvous, and what ranks share
-  c10::intrusive_ptr<c10d::TCPStore> beat_store;  // a second connection: heartbeats and diagnosis
+  c10::intrusive_ptr<c10d::TCPStore> beat_store;  // a second connection: heartbeats
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
   std::optional<Fault> fault;
-  std::atomic<bool> stopping{false};
+  std::unique_ptr<Heartbeats> beats;
   std::thread heartbeat;
+  mutable std::atomic<bool> failed{false};  // a collective failed: peers may be stopped
 
   // Also when the constructor throws after starting the heartbeat (ProcessGroup's destructor
   // does not run then, and a joinable thread must not be destroyed).
   ~State() {
-    stopping = true;
-    if (heartbeat.joinable()) heartbeat.join();
+    if (beats) beats->stopping = true;
+    if (!heartbeat.joinable()) return;
+    if (!failed) {
+      heartbeat.join();
+      return;
+    }
+    // After a failure the heartbeat, the store's server and Gloo's threads may each wait on a
+    // stopped peer: the server reads one query at a time and waits without limit on one that a
+    // peer stopped half way through sending. Their destructors would wait with them, so they
+    // are left to the process's exit.
+    heartbeat.detach();
+    (void)beats.release();
+    (void)beat_store.release();
+    (void)store.release();
+    (void)group.release();
   }
 
   c10::intrusive_ptr<c10d::TCPStore> connect(bool server, std::chrono::milliseconds timeout) const {
@@ -117,28 +184,23 @@ struct ProcessGroup::State {
     return c10::make_intrusive<c10d::TCPStore>(world.master_addr, options);
   }
 
-  // The ranks other than this one whose heartbeat stood still for two seconds; {0} when the
-  // store (hosted by rank 0) cannot be read.
+  // The ranks other than this one whose heartbeat did not move in the next two seconds, as
+  // this rank's heartbeat thread saw them. When the store did not answer this rank either, it
+  // cannot tell them apart: rank 0 (the host) names all the others, the others name rank 0.
   std::vector<int> silent_ranks() const {
-    try {
-      auto read = [&] {
-        std::vector<std::int64_t> beats;
-        for (int r = 0; r < world.world_size; ++r) beats.push_back(beat_store->add(alive_key(r), 0));
-        return beats;
-      };
-      const std::vector<std::int64_t> before = read();
-      std::this_thread::sleep_for(2s);
-      const std::vector<std::int64_t> after = read();
-      std::vector<int> silent;
-      for (int r = 0; r < world.world_size; ++r)
-        if (r != world.rank && after[r] == before[r]) silent.push_back(r);
-      return silent;
-    } catch (const std::exception&) {
-      return world.rank == 0 ? std::vector<int>{} : std::vector<int>{0};
-    }
+    const Clock::time_point asked = Clock::now();
+    std::this_thread::sleep_for(2s);
+    std::lock_guard<std::mutex> lock(beats->mutex);
+    const bool store_answered = beats->moved[static_cast<std::size_t>(world.rank)] > asked;
+    if (!store_answered && world.rank != 0) return {0};
+    std::vector<int> silent;
+    for (int r = 0; r < world.world_size; ++r)
+      if (r != world.rank && beats->moved[static_cast<std::size_t>(r)] < asked) silent.push_back(r);
+    return silent;
   }
 
   [[noreturn]] void fail(const std::string& what, const std::string& cause) const {
+    failed = true;
     const std::vector<int> silent = silent_ranks();
     std::string who;
     for (int r : silent) who += (who.empty() ? "" : ", ") + std::to_string(r);
@@ -192,18 +254,15 @@ ProcessGroup::ProcessGroup(const WorldOptions& world) : state_(std::make_unique<
     throw Error(fmt::format("rank {}: cannot reach the master at {} within {} s: {}", world.rank, where,
                             world.timeout.count(), message.substr(0, message.find('\n'))));
   }
-  s.beat_store = s.connect(false, std::min<std::chrono::milliseconds>(world.timeout, 30s));
+  const std::chrono::milliseconds beat_timeout = std::min<std::chrono::milliseconds>(world.timeout, 30s);
+  s.beat_store = s.connect(false, beat_timeout);
   s.beat_store->add(alive_key(world.rank), 1);
-  s.heartbeat = std::thread([&s] {
-    while (!s.stopping) {
-      std::this_thread::sleep_for(250ms);
-      try {
-        s.beat_store->add(alive_key(s.world.rank), 1);
-      } catch (const std::exception&) {
-        return;  // the store is gone: the next collective says so
-      }
-    }
-  });
+  // libtorch 1.13's store client waits without limit for an answer unless a wait() has set its
+  // socket's receive timeout, which then stays set: with it, a stopped rank 0 (or a store held
+  // up by a stopped peer) makes the heartbeat and share_from_rank0 fail instead of hang.
+  s.beat_store->wait({alive_key(world.rank)}, beat_timeout);
+  s.beats = std::make_unique<Heartbeats>(world.world_size);
+  s.heartbeat = std::thread(beat, std::ref(*s.beats), std::ref(*s.beat_store), world.rank);
 
   auto options = c10d::ProcessGroupGloo::Options::create(world.timeout);
   const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
@@ -292,6 +351,7 @@ void ProcessGroup::fault_point(std::int64_t step) const {
   std::fprintf(stderr, "rank %d: STRATA_DDP_FAULT: %s at step %lld\n", fault->rank, fault->kind.c_str(),
                static_cast<long long>(step));
   std::fflush(stderr);
+  if (fault->kind == "stall") send_half_a_query(state_->world.master_addr, state_->world.master_port);
   std::raise(fault->kind == "kill" ? SIGKILL : SIGSTOP);
 }
 

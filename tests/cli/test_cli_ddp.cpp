@@ -1,6 +1,7 @@
 // `strata train --nproc 2`: data-parallel training on c10d's Gloo group over loopback, as a
 // user runs it. Two processes give one process's weights on the same batches; a worker that
-// dies or hangs is named and stops the run; the run resumes with another world size.
+// dies or hangs (even half way through a store query) is named and stops the run; the run
+// resumes with another world size.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -79,6 +80,20 @@ class CliDdp : public test_support::ScratchTest {
     text.replace(text.find("[model]\n"), 8, "[model]\ndropout = 0.0\n");
     std::ofstream(dir_ / "tiny.toml") << text;
   }
+  // `strata train --nproc 2` with rank 1 stopping itself in step 4 (STRATA_DDP_FAULT=KIND:1:4):
+  // rank 0 names it after the 2 s timeout, the launcher ends it, and step 3's checkpoint stays.
+  void expect_rank1_named_at_step4(const std::string& kind) {
+    write_seq2seq_run();
+    const CliResult failed = test_support::run_strata(
+        "train --quiet --nproc 2 --ddp-timeout 2 --config " + path("tiny.toml") + " --out " + path("hung"), dir_,
+        "STRATA_DDP_FAULT=" + kind + ":1:4");
+    EXPECT_NE(failed.exit_code, 0);
+    EXPECT_NE(failed.err.find("rank 0: the loss all-reduce of step 4 failed: rank 1 stopped responding"),
+              std::string::npos)
+        << failed.err;
+    EXPECT_NE(failed.err.find("rank 1 (pid"), std::string::npos) << failed.err;  // the launcher ended it
+    EXPECT_EQ(slurp(dir_ / "hung/checkpoints/latest"), fmt_step(3) + "\n");
+  }
 };
 
 TEST_F(CliDdp, TwoProcessesTrainTheSeq2seqAsOneProcessOnTheSameBatches) {
@@ -145,17 +160,14 @@ TEST_F(CliDdp, OneProcessRunResumesOnTwoProcessesExactly) {
 }
 
 TEST_F(CliDdp, AHungWorkerIsNamedWithinTheTimeout) {
-  write_seq2seq_run();
   // Rank 1 stops itself (SIGSTOP) in step 4: rank 0's collective times out after 2 s.
-  const CliResult failed = test_support::run_strata(
-      "train --quiet --nproc 2 --ddp-timeout 2 --config " + path("tiny.toml") + " --out " + path("hung"), dir_,
-      "STRATA_DDP_FAULT=hang:1:4");
-  EXPECT_NE(failed.exit_code, 0);
-  EXPECT_NE(failed.err.find("rank 0: the loss all-reduce of step 4 failed: rank 1 stopped responding"),
-            std::string::npos)
-      << failed.err;
-  EXPECT_NE(failed.err.find("rank 1 (pid"), std::string::npos) << failed.err;  // the launcher ended it
-  EXPECT_EQ(slurp(dir_ / "hung/checkpoints/latest"), fmt_step(3) + "\n");
+  expect_rank1_named_at_step4("hang");
+}
+
+TEST_F(CliDdp, AWorkerStoppedInTheMiddleOfAStoreQueryIsNamedAndTheRunStops) {
+  // Rank 1 sends the store half a query, then stops: the store, which rank 0 hosts and which
+  // reads one query at a time, waits on it for good. Rank 0 still names rank 1 and exits.
+  expect_rank1_named_at_step4("stall");
 }
 
 TEST_F(CliDdp, APortInUseIsAClearError) {

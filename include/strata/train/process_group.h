@@ -5,9 +5,9 @@
 //
 // Failures: a collective that fails (a peer's connection reset) or times out
 // (WorldOptions::timeout) becomes a strata::Error naming the ranks that stopped responding.
-// Every rank keeps a heartbeat in the store; after a failure the survivors read them twice,
-// two seconds apart, and name the ranks whose heartbeat stood still (or rank 0, when the store
-// it hosts is gone).
+// Every rank keeps a heartbeat in the store and reads everyone's four times a second; after a
+// failure it waits two seconds and names the ranks whose heartbeat did not move (or rank 0,
+// when the store it hosts is gone). A failed rank does not wait on its peers to exit.
 #include <ATen/core/Tensor.h>
 
 #include <chrono>
@@ -74,7 +74,8 @@ class ProcessGroup {
   nlohmann::json share_from_rank0(const std::string& key, const nlohmann::json& value);
 
   // Test hook for the failure paths: STRATA_DDP_FAULT=kill:RANK:STEP or hang:RANK:STEP makes
-  // that rank SIGKILL or SIGSTOP itself in the middle of that step (after its forward pass).
+  // that rank SIGKILL or SIGSTOP itself in the middle of that step (after its forward pass);
+  // stall:RANK:STEP sends the store half a query first, then stops.
   void fault_point(std::int64_t step) const;
 
   struct State;  // the store, the Gloo group, the heartbeat (process_group.cpp)
