@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <mutex>
 
 #include "strata/attn/counter_random.h"
 #include "strata/attn/balanced_for.h"
+#include "strata/core/exp_poly.h"
 #include "strata/core/vector_clones.h"
 
 namespace strata::nn {
@@ -39,23 +39,6 @@ void scale_kept(const float* in, float* out, std::int64_t first, std::int64_t co
   for (std::int64_t e = 0; e < count; ++e) out[e] = in[e] * mask.factor(first + e);
 }
 
-// e^y for y <= 0 (below -87 taken as -87: e^-87 is near the smallest normal float), in
-// arithmetic a loop vectorises: 2^k by the exponent bits, e^r by its Taylor series to r^6 on
-// |r| <= ln 2 / 2 (relative error ~1e-7).
-STRATA_INLINE float exp_nonpositive(float y) {
-  y = y < -87.0f ? -87.0f : y;
-  // k = round(y / ln 2): adding and taking away 1.5 * 2^23 rounds to an integer in float
-  // arithmetic (floor() is a call on baseline x86-64, and a call stops the loop vectorising).
-  const float k = (y * 1.44269504f + 12582912.0f) - 12582912.0f;
-  const float r = (y - k * 0.693145751953125f) - k * 1.428606765330187e-6f;
-  const float e =
-      1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
-  const std::int32_t bits = (static_cast<std::int32_t>(k) + 127) << 23;
-  float two_k;
-  std::memcpy(&two_k, &bits, sizeof two_k);
-  return e * two_k;
-}
-
 // erf(u) by Abramowitz and Stegun 7.1.26 (absolute error <= 1.5e-7), the form libtorch's
 // vectorised GELU uses too.
 STRATA_INLINE float erf_as(float u) {
@@ -63,7 +46,7 @@ STRATA_INLINE float erf_as(float u) {
   const float t = 1.0f / (1.0f + 0.3275911f * z);
   const float poly =
       t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
-  const float magnitude = 1.0f - poly * exp_nonpositive(-z * z);
+  const float magnitude = 1.0f - poly * exp_poly(-z * z);
   return u < 0 ? -magnitude : magnitude;
 }
 
@@ -83,7 +66,7 @@ void gelu_kept_grad(const float* x, const float* dy, float* dx, std::int64_t fir
   for (std::int64_t e = 0; e < count; ++e) {
     const float v = x[e];
     const float slope =
-        0.5f * (1.0f + erf_as(v * 0.70710678f)) + v * 0.39894228f * exp_nonpositive(-0.5f * v * v);
+        0.5f * (1.0f + erf_as(v * 0.70710678f)) + v * 0.39894228f * exp_poly(-0.5f * v * v);
     dx[e] = dy[e] * slope * mask.factor(first + e);
   }
 }

@@ -54,7 +54,6 @@ void AdamW::step(double lr) {
                              static_cast<float>(options_.beta2), static_cast<float>(1 - options_.beta2),
                              static_cast<float>(std::sqrt(bias_correction2)), static_cast<float>(options_.eps),
                              static_cast<float>(-lr / bias_correction1)};
-  const float decay = static_cast<float>(1 - lr * options_.weight_decay);
 
   // Every fp32 CPU parameter is updated in one parallel pass over all their elements (eight
   // per-tensor ops a parameter, each its own pass and its own fixed split between the threads,
@@ -72,14 +71,14 @@ void AdamW::step(double lr) {
   for (Slot& slot : slots_) {
     const at::Tensor& grad = slot.parameter.grad();
     if (!grad.defined()) continue;
-    const float slot_decay = slot.decay && options_.weight_decay != 0 ? decay : 1.0f;
     if (!fusable(slot.parameter, grad)) {
       step_with_ops(slot, grad, lr, bias_correction1, bias_correction2);
       continue;
     }
     const at::Tensor& g = contiguous_grads.emplace_back(grad.contiguous());
     parts.push_back({slot.parameter.data_ptr<float>(), slot.exp_avg.data_ptr<float>(),
-                     slot.exp_avg_sq.data_ptr<float>(), g.data_ptr<float>(), total, slot_decay});
+                     slot.exp_avg_sq.data_ptr<float>(), g.data_ptr<float>(), total,
+                     static_cast<float>(decay_factor(slot, lr))});
     total += slot.parameter.numel();
   }
   attn::balanced_for(total, 1 << 14, [&](std::int64_t begin, std::int64_t end) {
@@ -95,9 +94,14 @@ void AdamW::step(double lr) {
   });
 }
 
+double AdamW::decay_factor(const Slot& slot, double lr) const {
+  return slot.decay && options_.weight_decay != 0 ? 1 - lr * options_.weight_decay : 1.0;
+}
+
 void AdamW::step_with_ops(Slot& slot, const at::Tensor& grad, double lr, double bias_correction1,
                           double bias_correction2) {
-  if (slot.decay && options_.weight_decay != 0) slot.parameter.mul_(1 - lr * options_.weight_decay);
+  const double decay = decay_factor(slot, lr);
+  if (decay != 1.0) slot.parameter.mul_(decay);
   slot.exp_avg.mul_(options_.beta1).add_(grad, 1 - options_.beta1);
   slot.exp_avg_sq.mul_(options_.beta2).addcmul_(grad, grad, 1 - options_.beta2);
   const at::Tensor denom = (slot.exp_avg_sq.sqrt() / std::sqrt(bias_correction2)).add_(options_.eps);

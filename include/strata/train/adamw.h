@@ -56,6 +56,9 @@ class AdamW {
     at::Tensor parameter, exp_avg, exp_avg_sq;
     bool decay;
   };
+  // What `slot`'s parameter is multiplied by before the Adam step: 1 - lr·wd, or 1 when it
+  // does not decay.
+  double decay_factor(const Slot& slot, double lr) const;
   // One parameter's update by libtorch's per-tensor ops (what step() does in one pass for fp32
   // CPU parameters).
   void step_with_ops(Slot& slot, const at::Tensor& grad, double lr, double bias_correction1,

@@ -22,7 +22,7 @@ STRATA_AVX512 inline __mmask16 first_lanes(std::int64_t n) {
   return static_cast<__mmask16>((1u << n) - 1u);
 }
 
-// fused_tiles.cpp's exp_poly on 16 lanes: k = round(x / ln 2) by vrndscaleps, r = x - k ln 2
+// exp_poly (strata/core/exp_poly.h) on 16 lanes: k = round(x / ln 2) by vrndscaleps, r = x - k ln 2
 // in two parts, the degree-7 polynomial, and 2^k applied by vscalefps, whose zeroing mask
 // gives exactly 0 below log(FLT_MIN). max/min take the constant first so that a NaN passes.
 STRATA_AVX512 inline __m512 exp16(__m512 x) {
