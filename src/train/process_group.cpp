@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <map>
@@ -80,36 +81,46 @@ void send_half_a_query(const std::string& host, int port) {
   ::freeaddrinfo(found);  // the socket stays open: the process stops next
 }
 
-// What this rank's heartbeat thread has seen of every rank's heartbeat count, and when each
-// last moved (this rank's own moves whenever the store answers it).
+// What this rank's heartbeat thread last read of every rank's heartbeat count.
 struct Heartbeats {
-  explicit Heartbeats(int world_size)
-      : counts(static_cast<std::size_t>(world_size), -1), moved(static_cast<std::size_t>(world_size), Clock::now()) {}
+  // A round of reads: when it began, and each rank's count.
+  struct Round {
+    Clock::time_point start;
+    std::vector<std::int64_t> counts;
+  };
+
+  // The latest round, once one that began at or after `after` has completed; nullopt when none
+  // has by `deadline` (the store did not answer this rank).
+  std::optional<Round> round_after(Clock::time_point after, Clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (!done.wait_until(lock, deadline, [&] { return last.start >= after && !last.counts.empty(); }))
+      return std::nullopt;
+    return last;
+  }
+
   std::mutex mutex;
-  std::vector<std::int64_t> counts;
-  std::vector<Clock::time_point> moved;
+  std::condition_variable done;  // notified after each round
+  Round last;
   std::atomic<bool> stopping{false};
 };
 
 // Four times a second: adds one to this rank's count and reads everyone's. Ends at the first
 // store call that fails (the store is gone, or did not answer within its timeout).
-void beat(Heartbeats& beats, c10d::TCPStore& store, int rank) {
+void beat(Heartbeats& beats, c10d::TCPStore& store, int rank, int world_size) {
   while (!beats.stopping) {
     std::this_thread::sleep_for(250ms);
-    std::vector<std::int64_t> counts;
+    Heartbeats::Round round{Clock::now(), {}};
     try {
       store.add(alive_key(rank), 1);
-      for (std::size_t r = 0; r < beats.counts.size(); ++r) counts.push_back(store.add(alive_key(static_cast<int>(r)), 0));
+      for (int r = 0; r < world_size; ++r) round.counts.push_back(store.add(alive_key(r), 0));
     } catch (const std::exception&) {
       return;
     }
-    const Clock::time_point now = Clock::now();
-    std::lock_guard<std::mutex> lock(beats.mutex);
-    for (std::size_t r = 0; r < counts.size(); ++r)
-      if (counts[r] != beats.counts[r]) {
-        beats.counts[r] = counts[r];
-        beats.moved[r] = now;
-      }
+    {
+      std::lock_guard<std::mutex> lock(beats.mutex);
+      beats.last = std::move(round);
+    }
+    beats.done.notify_all();
   }
 }
 
@@ -184,18 +195,19 @@ struct ProcessGroup::State {
     return c10::make_intrusive<c10d::TCPStore>(world.master_addr, options);
   }
 
-  // The ranks other than this one whose heartbeat did not move in the next two seconds, as
-  // this rank's heartbeat thread saw them. When the store did not answer this rank either, it
-  // cannot tell them apart: rank 0 (the host) names all the others, the others name rank 0.
+  // The ranks other than this one whose heartbeat count did not move between two rounds of
+  // reads two seconds apart, both begun after the failure (a round under way when a peer died
+  // may still see its last beat). When the store does not answer this rank, it cannot tell
+  // them apart: rank 0 (the host) names all the others, the others name rank 0.
   std::vector<int> silent_ranks() const {
     const Clock::time_point asked = Clock::now();
-    std::this_thread::sleep_for(2s);
-    std::lock_guard<std::mutex> lock(beats->mutex);
-    const bool store_answered = beats->moved[static_cast<std::size_t>(world.rank)] > asked;
-    if (!store_answered && world.rank != 0) return {0};
+    std::optional<Heartbeats::Round> first = beats->round_after(asked, asked + 2s), second;
+    if (first) second = beats->round_after(first->start + 2s, first->start + 4s);
     std::vector<int> silent;
+    if (!second && world.rank != 0) return {0};
     for (int r = 0; r < world.world_size; ++r)
-      if (r != world.rank && beats->moved[static_cast<std::size_t>(r)] < asked) silent.push_back(r);
+      if (r != world.rank && (!second || first->counts[static_cast<std::size_t>(r)] == second->counts[static_cast<std::size_t>(r)]))
+        silent.push_back(r);
     return silent;
   }
 
@@ -261,8 +273,8 @@ ProcessGroup::ProcessGroup(const WorldOptions& world) : state_(std::make_unique<
   // socket's receive timeout, which then stays set: with it, a stopped rank 0 (or a store held
   // up by a stopped peer) makes the heartbeat and share_from_rank0 fail instead of hang.
   s.beat_store->wait({alive_key(world.rank)}, beat_timeout);
-  s.beats = std::make_unique<Heartbeats>(world.world_size);
-  s.heartbeat = std::thread(beat, std::ref(*s.beats), std::ref(*s.beat_store), world.rank);
+  s.beats = std::make_unique<Heartbeats>();
+  s.heartbeat = std::thread(beat, std::ref(*s.beats), std::ref(*s.beat_store), world.rank, world.world_size);
 
   auto options = c10d::ProcessGroupGloo::Options::create(world.timeout);
   const char* interface = std::getenv("GLOO_SOCKET_IFNAME");

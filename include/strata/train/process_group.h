@@ -6,8 +6,9 @@
 // Failures: a collective that fails (a peer's connection reset) or times out
 // (WorldOptions::timeout) becomes a strata::Error naming the ranks that stopped responding.
 // Every rank keeps a heartbeat in the store and reads everyone's four times a second; after a
-// failure it waits two seconds and names the ranks whose heartbeat did not move (or rank 0,
-// when the store it hosts is gone). A failed rank does not wait on its peers to exit.
+// failure it names the ranks whose count did not move between two of its rounds of reads, two
+// seconds apart (or rank 0, when the store it hosts is gone). A failed rank does not wait on
+// its peers to exit.
 #include <ATen/core/Tensor.h>
 
 #include <chrono>
