@@ -93,8 +93,7 @@ struct Heartbeats {
   // has by `deadline` (the store did not answer this rank).
   std::optional<Round> round_after(Clock::time_point after, Clock::time_point deadline) {
     std::unique_lock<std::mutex> lock(mutex);
-    if (!done.wait_until(lock, deadline, [&] { return last.start >= after && !last.counts.empty(); }))
-      return std::nullopt;
+    if (!done.wait_until(lock, deadline, [&] { return last.start >= after; })) return std::nullopt;
     return last;
   }
 
@@ -158,7 +157,7 @@ std::vector<std::size_t> shard_of(std::span<const std::size_t> rows, int rank, i
 struct ProcessGroup::State {
   WorldOptions world;
   c10::intrusive_ptr<c10d::TCPStore> store;       // the rendezvous, and what ranks share
-  c10::intrusive_ptr<c10d::TCPStore> beat_store;  // a second connection: heartbeats
+  c10::intrusive_ptr<c10d::TCPStore> beat_store;  // a second connection: heartbeats, share_from_rank0
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
   std::optional<Fault> fault;
   std::unique_ptr<Heartbeats> beats;
