@@ -37,6 +37,8 @@ TEST(LinearProduct, MatchesTorchLinearInFp64WithEveryGradient) {
   torch::manual_seed(3);
   // Rows, columns and depth that are no multiple of the micro-kernel's 6 x 64 block; then more
   // rows than a row chunk (96) and more depth than a depth chunk (256), forward and for dW.
+  // Products wider than tall go by columns: the first shape's forward (39 x 131), the
+  // second's dx (300 x 520) and dW (70 x 520, over 300 rows).
   struct Shape {
     std::vector<std::int64_t> x;
     std::int64_t out;
@@ -75,8 +77,9 @@ TEST(LinearProduct, FrozenInputsGetNoGradient) {
   EXPECT_FALSE(frozen.grad().defined());
 }
 
-// On 2 threads rows go in claims that halve as a share runs out and in stolen ranges; on 1
-// thread in chunks of 96: values and every gradient the same to the bit.
+// On 2 threads rows (or, for dW [200, 300], 64-column bands) go in claims that halve as a
+// share runs out and in stolen ranges; on 1 thread in chunks of 96 rows (128 columns): values
+// and every gradient the same to the bit.
 TEST(LinearProduct, TheResultDoesNotDependOnTheThreadCount) {
   const at::Tensor x = torch::randn({301, 300}), w = torch::randn({200, 300}), b = torch::randn({200});
   const at::Tensor g = torch::randn({301, 200});
