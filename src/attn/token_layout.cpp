@@ -54,7 +54,8 @@ TokenLayout batch_layouts(const std::vector<const Layout*>& layouts, std::int64_
                 ids(),
                 torch::zeros({batch, sections, sections}, torch::kInt32),
                 torch::zeros({batch, sections, sections}, torch::kInt32),
-                torch::zeros({batch, sections}, torch::kInt32)};
+                torch::zeros({batch, sections}, torch::kInt32),
+                /*task=*/at::Tensor()};
   t.document.zero_();
   for (std::int64_t b = 0; b < batch; ++b) {
     const Layout& layout = *layouts[b];

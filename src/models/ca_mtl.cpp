@@ -71,7 +71,6 @@ CaMtlModelImpl::CaMtlModelImpl(const ModelConfig& config) : config_(config), tas
   if (attention != "block" && attention != "full" && attention != "hard" && attention != "none")
     throw Error("model.camtl_attention: unknown '" + attention + "' (known: block, full, hard, none)");
   const std::int64_t d = config.d_model, layers = config.encoder_layers;
-  const auto tasks = static_cast<std::int64_t>(tasks_.size());
 
   embed_tokens = register_module("embed_tokens", torch::nn::Embedding(config.vocab_size, d));
   encoder = register_module("encoder", nn::TransformerEncoder(encoder_options(config), embed_tokens));

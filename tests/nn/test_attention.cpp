@@ -134,7 +134,7 @@ TEST(MultiHeadAttention, PrefixSlotsActAsExtraKeysForEveryQuery) {
   // Prefix slots that repeat the keys and values of the input's first two tokens.
   const at::Tensor k = mha->k_proj(x).view({1, 4, 2, 4}).transpose(1, 2);
   const at::Tensor v = mha->v_proj(x).view({1, 4, 2, 4}).transpose(1, 2);
-  const nn::PrefixKv prefix{k.narrow(2, 0, 2), v.narrow(2, 0, 2)};
+  const nn::PrefixKv prefix{k.narrow(2, 0, 2), v.narrow(2, 0, 2), /*segment=*/at::Tensor()};
   const at::Tensor with_prefix = mha->self_attention(x, at::Tensor(), /*causal=*/true, nullptr, {.prefix = &prefix});
   // Query 0 sees the prefix copies of tokens 0 and 1 plus token 0 itself: weights over
   // {0, 0, 1}, so its output differs from plain causal attention (which sees token 0 only).
