@@ -487,9 +487,21 @@ int main(int argc, char** argv) {
     double speedup = 0;
     if (scaling) {
       speedup = tps["strata"] / tps["strata_1thread"];
+      // Round by round too: both ran the same batch in the same round, so a host whose speed
+      // drifts from minute to minute moves both sides of each ratio.
+      auto index_of = [&runs](const std::string& label) {
+        return static_cast<std::size_t>(
+            std::find_if(runs.begin(), runs.end(), [&](const Run& run) { return run.label == label; }) - runs.begin());
+      };
+      const std::vector<double> per_round = t.ratios(index_of("strata_1thread"), index_of("strata"));
       findings["thread_speedup"] = speedup;
-      std::printf("thread scaling, strata: 1 thread %.0f tokens/s, %d threads %.0f tokens/s, speed-up %.2fx\n",
-                  tps["strata_1thread"], options.run.threads, tps["strata"], speedup);
+      findings["thread_speedup_per_round"] = per_round;
+      findings["thread_speedup_per_round_median"] = strata::bench::median_of(per_round);
+      std::printf("thread scaling, strata: 1 thread %.0f tokens/s, %d threads %.0f tokens/s, speed-up %.2fx; "
+                  "median of the per-round speed-ups %.2fx, range %.2f-%.2f\n",
+                  tps["strata_1thread"], options.run.threads, tps["strata"], speedup,
+                  strata::bench::median_of(per_round), *std::min_element(per_round.begin(), per_round.end()),
+                  *std::max_element(per_round.begin(), per_round.end()));
     }
     std::printf("other processes' CPU use during the rounds used: up to %.2f cores%s; load average at end: %s\n",
                 others_max, others_max > kBusyCores ? " -- noisy, rerun when the machine is quiet" : "", load_end.c_str());

@@ -7,8 +7,8 @@
 // project's OPENBLAS_CORETYPE=Haswell is AVX2 only, and they are most of a training step.
 //
 // Each output element is summed in the same order (depth chunk by depth chunk) whichever thread
-// computes it, so the result does not depend on the thread count; chunks of rows are split
-// across at::parallel_for's threads.
+// computes it, so the result does not depend on the thread count; the threads share out
+// chunks of rows, or of 64-column bands when the product is wider than tall (balanced_for).
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
