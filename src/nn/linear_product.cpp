@@ -24,11 +24,12 @@ bool micro_kernel_chosen() {
   return chosen;
 }
 
-// The product goes chunk by chunk so that what the micro-kernel re-reads stays in L2: a chunk
-// of at most kRowChunk rows of C at a depth of kDepthChunk (op(A)'s part, 96 x 256 floats =
-// 96 KB, read once per band of 64 columns; B's band, 256 x 64 floats = 64 KB, read once per 6
-// rows). Depth chunks after the first add to C, always in depth order, so every element's sum
-// is the same however rows and columns are shared out.
+// The product goes part by part so that what the micro-kernel re-reads stays in L2: a part of
+// at most kRowChunk rows of C (or of kBandChunk bands of 64 columns, every row) at a depth of
+// kDepthChunk (op(A)'s part, 96 x 256 floats = 96 KB, read once per band of 64 columns; B's
+// band, 256 x 64 floats = 64 KB, read once per 6 rows). Depth chunks after the first add to C,
+// always in depth order, so every element's sum is the same however rows and columns are
+// shared out.
 constexpr std::int64_t kRowChunk = 96;
 constexpr std::int64_t kDepthChunk = 256;
 constexpr std::int64_t kRowBlock = 6;  // the micro-kernel's rows a pass
