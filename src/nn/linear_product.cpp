@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "strata/attn/tile_gemm.h"
+#include "strata/attn/transpose.h"
 #include "strata/attn/balanced_for.h"
 
 namespace strata::nn {
@@ -87,24 +88,23 @@ void product(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t depth, c
   });
 }
 
-// wᵀ of a [rows, cols] fp32 matrix, contiguous: 32 x 32 tiles at a time, so that reads and
-// writes both stay within a few cache lines, shared out by balanced_for. (libtorch's copy of
-// a transposed view reads a column at a time, over one fixed split of the threads: the
-// forward's B, packed every call, was 0.8 % of a training step's samples that way.)
+// wᵀ of a [rows, cols] fp32 matrix, contiguous: 64 x 64 tiles at a time (strata/attn/transpose.h),
+// shared out by balanced_for. (libtorch's copy of a transposed view reads a column at a time,
+// over one fixed split of the threads: the forward's B, packed every call, was 0.8 % of a
+// training step's samples that way.)
 at::Tensor transposed(const at::Tensor& matrix) {
   const at::Tensor w = matrix.contiguous();
   const std::int64_t rows = w.size(0), cols = w.size(1);
   at::Tensor t = at::empty({cols, rows}, w.options());
   const float* from = w.data_ptr<float>();
   float* to = t.data_ptr<float>();
-  constexpr std::int64_t kTile = 32;
+  constexpr std::int64_t kTile = 64;
   const std::int64_t col_tiles = (cols + kTile - 1) / kTile, tiles = (rows + kTile - 1) / kTile * col_tiles;
-  attn::balanced_for(tiles, 16, [&](std::int64_t first, std::int64_t last) {
+  attn::balanced_for(tiles, 4, [&](std::int64_t first, std::int64_t last) {
     for (std::int64_t tile = first; tile < last; ++tile) {
       const std::int64_t r0 = tile / col_tiles * kTile, c0 = tile % col_tiles * kTile;
-      const std::int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
-      for (std::int64_t c = c0; c < c1; ++c)
-        for (std::int64_t r = r0; r < r1; ++r) to[c * rows + r] = from[r * cols + c];
+      attn::transpose(from + r0 * cols + c0, cols, std::min(kTile, rows - r0), std::min(kTile, cols - c0),
+                      to + c0 * rows + r0, rows);
     }
   });
   return t;

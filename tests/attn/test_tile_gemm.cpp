@@ -1,6 +1,7 @@
 // The fused kernel's tile products against a plain fp64 triple loop, over the shapes whose
 // edges the micro-kernel handles apart: row blocks of 6 and their remainders, column bands of
-// 64 and masked last vectors, depth 0, A transposed, padded leading dimensions, beta 0 / 1 / ½.
+// 64 and masked last vectors, depth 0, A transposed, padded leading dimensions, beta 0 / 1 / ½;
+// and the block transpose the kernel's K^T and V^T copies use, over its 16 x 16 blocks' edges.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "strata/attn/tile_gemm.h"
+#include "strata/attn/transpose.h"
 
 namespace strata::attn {
 namespace {
@@ -101,6 +103,26 @@ TEST(TileGemm, Fp64IsBlas) {
   EXPECT_DOUBLE_EQ(c[1], 10 + 2 * (2 + 3));
   EXPECT_DOUBLE_EQ(c[2], 10 + 2 * (4 + 6));
   EXPECT_DOUBLE_EQ(c[3], 10 + 2 * (5 + 6));
+}
+
+// Every element lands where the plain definition puts it, for blocks whole and cut on either
+// side, with padded leading dimensions whose padding must come back untouched.
+TEST(Transpose, MatchesTheDefinitionOnEveryEdge) {
+  for (std::int64_t rows : {1, 5, 15, 16, 17, 33, 64})
+    for (std::int64_t cols : {1, 7, 16, 18, 31, 64, 70}) {
+      const std::int64_t lds = cols + 3, ldd = rows + 2;
+      std::vector<float> src(static_cast<std::size_t>(rows * lds)), dst(static_cast<std::size_t>(cols * ldd), -1.5f);
+      for (std::size_t e = 0; e < src.size(); ++e) src[e] = static_cast<float>(e);
+      std::vector<double> src64(src.begin(), src.end()), dst64(dst.begin(), dst.end());
+      transpose(src.data(), lds, rows, cols, dst.data(), ldd);
+      transpose(src64.data(), lds, rows, cols, dst64.data(), ldd);
+      for (std::int64_t c = 0; c < cols; ++c)
+        for (std::int64_t r = 0; r < ldd; ++r) {
+          const float want = r < rows ? src[r * lds + c] : -1.5f;
+          ASSERT_EQ(dst[c * ldd + r], want) << rows << " x " << cols << " at (" << r << ", " << c << ")";
+          ASSERT_EQ(dst64[c * ldd + r], want) << "fp64, " << rows << " x " << cols;
+        }
+    }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "fused_tiles.h"
 #include "strata/attn/tile_gemm.h"
+#include "strata/attn/transpose.h"
 #include "query_votes.h"
 #include "strata/core/error.h"
 
@@ -232,9 +233,7 @@ const T* HeadTranspose<T>::of(const HeadRows<const T>& rows, std::int64_t b, std
   buffer_.resize(static_cast<std::size_t>(n * d));
   for (std::size_t t = 0; t + 1 < key_start.size(); ++t) {
     const std::int64_t n0 = key_start[t], cols = key_start[t + 1] - n0;
-    T* block = buffer_.data() + n0 * d;  // [d, cols]
-    for (std::int64_t e = 0; e < d; ++e)
-      for (std::int64_t c = 0; c < cols; ++c) block[e * cols + c] = head[(n0 + c) * ld + e];
+    transpose(head + n0 * ld, ld, cols, d, buffer_.data() + n0 * d, cols);  // a [d, cols] block
   }
   head_ = head;
   return buffer_.data();
