@@ -10,9 +10,10 @@
 // belong to one task; dK and dV rows are shared by every query tile of a (b, h), so each chunk
 // accumulates its own copy and the copies are added in chunk order at the end. The chunk count
 // depends only on the thread count, so results are deterministic for a fixed thread count.
-// Nothing is zeroed ahead: a task's first product into a row block of dQ, dK or dV writes it
-// (beta 0), and what no product reached is zeroed at the end (a pass over a head's dQ, dK and
-// dV, 3.6 % of same_section's time at L = 1,024, otherwise).
+// Nothing is zeroed ahead: a task's first product into rows of dQ, dK or dV writes them (beta
+// 0), and what no product reached is zeroed at the end (a pass over a head's dQ, dK and dV,
+// 3.6 % of same_section's time at L = 1,024, otherwise). Rows are tracked one by one, since
+// the strips of a partial tile write parts of a tile's rows.
 #include <ATen/Parallel.h>
 
 #include <algorithm>
@@ -55,8 +56,8 @@ class Backward {
         target.dk = accumulator(g_.dk, dk_part_, c);
         target.dv = accumulator(g_.dv, dv_part_, c);
         target.dtable = g_.dtable ? dtable_part_.data() + t * p_.relations : nullptr;
-        scratch.dk_written.assign(p_.mask.k_tiles, 0);
-        scratch.dv_written.assign(p_.mask.k_tiles, 0);
+        scratch.dk_written.assign(p_.keys, 0);
+        scratch.dv_written.assign(p_.keys, 0);
         const std::int64_t first = c * q_tiles / chunks_, last = (c + 1) * q_tiles / chunks_;
         for (std::int64_t qt = first; qt < last; ++qt) {
           if (p_.head[h].fixed())
@@ -64,8 +65,8 @@ class Backward {
           else
             softmax_rows(tile, scratch, target, b, h, qt);
         }
-        zero_unwritten(target.dk, scratch.dk_written, b, h);
-        zero_unwritten(target.dv, scratch.dv_written, b, h);
+        zero_unwritten(row_at(target.dk, b, h, 0), target.dk.ld(), scratch.dk_written.data(), p_.keys);
+        zero_unwritten(row_at(target.dv, b, h, 0), target.dv.ld(), scratch.dv_written.data(), p_.keys);
       }
     });
 
@@ -82,15 +83,15 @@ class Backward {
   }
 
  private:
-  // Per-thread scratch: the score tile, dP (then dS) and the row sums D; and which key tiles'
-  // rows of dK and dV the task has written.
+  // Per-thread scratch: the score tile, dP (then dS) and the row sums D; and which rows of dK
+  // and dV the task has written, and of dQ its query tile.
   struct Scratch {
     explicit Scratch(const FusedPlan& p)
         : tile(p), dp(p.mask.q_tile * tile.ld()), row_dot(p.mask.q_tile) {}
     ScoreTile<T> tile;
     std::vector<T> dp, row_dot;
     HeadTranspose<T> values_t;
-    std::vector<std::uint8_t> dk_written, dv_written;
+    std::vector<std::uint8_t> dk_written, dv_written, dq_written;
   };
 
   // Where one task accumulates dK, dV (rows of its (b, h)) and its head's dTable row.
@@ -108,19 +109,26 @@ class Backward {
     return rows;
   }
 
-  // The beta of a product into key tile kt's rows: 0 the first time (and marks them written).
-  static T first_write(std::vector<std::uint8_t>& written, std::int64_t kt) {
-    const T beta = written[kt] ? T(1) : T(0);
-    written[kt] = 1;
-    return beta;
+  // Row i of (b, h) in a gradient; null for one not wanted.
+  static T* row_at(const HeadRows<T>& grad, std::int64_t b, std::int64_t h, std::int64_t i) {
+    return grad ? grad.at(b, h, i) : nullptr;
   }
 
-  // Zeroes the rows of (b, h) in the key tiles no product wrote.
-  void zero_unwritten(const HeadRows<T>& rows, const std::vector<std::uint8_t>& written, std::int64_t b,
-                      std::int64_t h) const {
-    if (!rows) return;
-    for (std::int64_t kt = 0; kt < p_.mask.k_tiles; ++kt)
-      if (!written[kt]) zero_rows(rows.at(b, h, p_.k_begin(kt)), rows.ld(), p_.k_cols(kt), p_.dim);
+  // The beta of a product into `count` rows from `first` (null: a gradient not wanted): 0 when
+  // none of them was written yet, 1 otherwise, the unwritten ones zeroed first. Marks them.
+  T beta_for(T* first, std::int64_t ld, std::uint8_t* written, std::int64_t count) const {
+    if (first == nullptr) return T(0);
+    const std::int64_t done = std::count(written, written + count, std::uint8_t{1});
+    if (done > 0 && done < count) zero_unwritten(first, ld, written, count);
+    std::fill_n(written, count, std::uint8_t{1});
+    return done > 0 ? T(1) : T(0);
+  }
+
+  // Zeroes the rows among `count` from `first` that no product wrote.
+  void zero_unwritten(T* first, std::int64_t ld, const std::uint8_t* written, std::int64_t count) const {
+    if (first == nullptr) return;
+    for (std::int64_t r = 0; r < count; ++r)
+      if (!written[r]) std::fill_n(first + r * ld, p_.dim, T(0));
   }
 
   void add_chunk(const HeadRows<T>& grad, const std::vector<T>& parts, std::int64_t c) const {
@@ -138,9 +146,8 @@ class Backward {
     const std::int64_t i0 = p_.q_begin(qt), rows = p_.q_rows(qt), d = p_.dim;
     if (g_.dq) zero_rows(g_.dq.at(b, h, i0), g_.dq.ld(), rows, d);
     if (!target.dv) return;
-    for (std::int64_t kt = 0; kt < p_.mask.k_tiles; ++kt)
-      if (first_write(scratch.dv_written, kt) == T(0))
-        zero_rows(target.dv.at(b, h, p_.k_begin(kt)), target.dv.ld(), p_.k_cols(kt), d);
+    if (beta_for(row_at(target.dv, b, h, 0), target.dv.ld(), scratch.dv_written.data(), p_.keys) == T(0))
+      zero_rows(target.dv.at(b, h, 0), target.dv.ld(), p_.keys, d);
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t key = p_.rules.fixed_key(b, h, i0 + r);
       if (key < 0) continue;
@@ -154,9 +161,28 @@ class Backward {
   void softmax_rows(ScoreTile<T>& tile, Scratch& scratch, const Target& target, std::int64_t b,
                     std::int64_t h, std::int64_t qt) {
     const std::int64_t i0 = p_.q_begin(qt), rows = p_.q_rows(qt), d = p_.dim;
-    const std::int64_t row = p_.mask_row(b, h, qt), ld = tile.ld();
+    const std::int64_t row = p_.mask_row(b, h, qt);
     const T* d_out = dout_.at(b, h, i0);
     const T* out = out_.at(b, h, i0);
+    T* row_dot = scratch.row_dot.data();
+    for (std::int64_t r = 0; r < rows; ++r) row_dot[r] = tiles::dot(d_out + r * dout_.ld(), out + r * out_.ld(), d);
+
+    scratch.dq_written.assign(rows, 0);
+    for (std::int64_t e = p_.mask.row_begin[row]; e < p_.mask.row_begin[row + 1]; ++e) {
+      const std::int64_t tile_n0 = p_.k_begin(p_.mask.tile[e]), tile_cols = p_.k_cols(p_.mask.tile[e]);
+      for (const Strip& strip : tile.strips(b, h, i0, rows, tile_n0, tile_cols, !p_.mask.full[e]))
+        strip_grads(tile, scratch, target, b, h, i0, tile_n0, strip);
+    }
+    zero_unwritten(row_at(g_.dq, b, h, i0), g_.dq.ld(), scratch.dq_written.data(), rows);
+  }
+
+  // One strip's (or a whole tile's) part of the gradients, in the tile of queries from
+  // tile_i0 and keys from tile_n0.
+  void strip_grads(ScoreTile<T>& tile, Scratch& scratch, const Target& target, std::int64_t b, std::int64_t h,
+                   std::int64_t tile_i0, std::int64_t tile_n0, const Strip& strip) {
+    const std::int64_t r0 = strip.r0, rows = strip.rows, cols = strip.cols;
+    const std::int64_t d = p_.dim, ld = tile.ld(), i0 = tile_i0 + r0, n0 = tile_n0 + strip.lo;
+    const T* d_out = dout_.at(b, h, i0);
     const T* q = in_.q.at(b, h, i0);
     const std::int64_t ld_dout = dout_.ld(), ld_q = in_.q.ld(), ld_k = in_.k.ld();
     const T* lse = lse_ + (b * p_.heads + h) * p_.lq + i0;
@@ -168,51 +194,49 @@ class Backward {
     const T scale = static_cast<T>(p_.scale);
     const bool need_ds = g_.dq || target.dk || target.dtable || g_.ddense;
     T* dp = scratch.dp.data();
-    T* row_dot = scratch.row_dot.data();
-    for (std::int64_t r = 0; r < rows; ++r) row_dot[r] = tiles::dot(d_out + r * ld_dout, out + r * out_.ld(), d);
+    const T* row_dot = scratch.row_dot.data() + r0;
 
-    T dq_beta = T(0);  // the query tile's rows of dQ are written by its first product
-    for (std::int64_t e = p_.mask.row_begin[row]; e < p_.mask.row_begin[row + 1]; ++e) {
-      const std::int64_t kt = p_.mask.tile[e], n0 = p_.k_begin(kt), cols = p_.k_cols(kt);
-      tile.compute(in_, b, h, i0, rows, n0, cols, !p_.mask.full[e]);
-      T* prob = tile.scores();
-      tiles::exp_minus_rows(prob, ld, rows, cols, lse);
-      const T* k = in_.k.at(b, h, n0);
-      const T* v_t = scratch.values_t.of(in_.v, b, h, d, p_.mask.key_start) + n0 * d;
-      // A tile whose keys top-p truncated, all of them: its weights are 0, so dP is 0 and it
-      // adds nothing to dV, but dS = P * (0 - D) still reaches its scores.
-      const bool truncated =
-          keep != nullptr && std::all_of(keep + n0, keep + n0 + cols, [](T x) { return x == T(0); });
-      if (truncated) {
-        for (std::int64_t r = 0; r < rows; ++r) std::fill_n(dp + r * ld, cols, T(0));
-      } else {
-        gemm(false, rows, cols, d, T(1), d_out, ld_dout, v_t, cols, T(0), dp, ld);
-        const T* weights = prob;
-        if (tile.weight_factors(b, h, i0, rows, n0, cols, keep)) {
-          T* factors = tile.factors();
-          tiles::multiply(dp, ld, factors, ld, rows, cols);
-          tiles::multiply(factors, ld, prob, ld, rows, cols);  // factors become the weights
-          weights = factors;
-        }
-        if (target.dv)
-          gemm(true, cols, d, rows, T(1), weights, ld, d_out, ld_dout, first_write(scratch.dv_written, kt),
-               target.dv.at(b, h, n0), target.dv.ld());
+    tile.compute_strip(in_, b, h, strip);
+    T* prob = tile.scores();
+    tiles::exp_minus_rows(prob, ld, rows, cols, lse);
+    const T* k = in_.k.at(b, h, n0);
+    const auto v_t = HeadTranspose<T>::columns(scratch.values_t.of(in_.v, b, h, d, p_.mask.key_start), d,
+                                               p_.mask.key_start, n0);
+    // A tile whose keys top-p truncated, all of them: its weights are 0, so dP is 0 and it
+    // adds nothing to dV, but dS = P * (0 - D) still reaches its scores.
+    const bool truncated =
+        keep != nullptr && std::all_of(keep + n0, keep + n0 + cols, [](T x) { return x == T(0); });
+    if (truncated) {
+      for (std::int64_t r = 0; r < rows; ++r) std::fill_n(dp + r * ld, cols, T(0));
+    } else {
+      gemm(false, rows, cols, d, T(1), d_out, ld_dout, v_t.data, v_t.ld, T(0), dp, ld);
+      const T* weights = prob;
+      if (tile.weight_factors(b, h, i0, rows, n0, cols, keep)) {
+        T* factors = tile.factors();
+        tiles::multiply(dp, ld, factors, ld, rows, cols);
+        tiles::multiply(factors, ld, prob, ld, rows, cols);  // factors become the weights
+        weights = factors;
       }
-      if (!need_ds) continue;
-      tiles::softmax_grad(dp, ld, prob, ld, rows, cols, row_dot, mult);  // dp is now dS
-      if (g_.dq) gemm(false, rows, d, cols, scale, dp, ld, k, ld_k, dq_beta, g_.dq.at(b, h, i0), g_.dq.ld());
-      dq_beta = T(1);
-      if (target.dk)
-        gemm(true, cols, d, rows, scale, dp, ld, q, ld_q, first_write(scratch.dk_written, kt), target.dk.at(b, h, n0),
-             target.dk.ld());
-      if (target.dtable)
-        tile.add_relation_grad(dp, rows, cols, target.dtable);
-      if (g_.ddense) {
-        T* dense = g_.ddense + ((b * p_.heads + h) * p_.lq + i0) * p_.keys + n0;
-        for (std::int64_t r = 0; r < rows; ++r) std::copy_n(dp + r * ld, cols, dense + r * p_.keys);
-      }
+      if (target.dv)
+        gemm(true, cols, d, rows, T(1), weights, ld, d_out, ld_dout,
+             beta_for(target.dv.at(b, h, n0), target.dv.ld(), scratch.dv_written.data() + n0, cols),
+             target.dv.at(b, h, n0), target.dv.ld());
     }
-    if (g_.dq && dq_beta == T(0)) zero_rows(g_.dq.at(b, h, i0), g_.dq.ld(), rows, d);  // no key seen
+    if (!need_ds) return;
+    tiles::softmax_grad(dp, ld, prob, ld, rows, cols, row_dot, mult);  // dp is now dS
+    if (g_.dq)
+      gemm(false, rows, d, cols, scale, dp, ld, k, ld_k,
+           beta_for(g_.dq.at(b, h, i0), g_.dq.ld(), scratch.dq_written.data() + r0, rows), g_.dq.at(b, h, i0),
+           g_.dq.ld());
+    if (target.dk)
+      gemm(true, cols, d, rows, scale, dp, ld, q, ld_q,
+           beta_for(target.dk.at(b, h, n0), target.dk.ld(), scratch.dk_written.data() + n0, cols),
+           target.dk.at(b, h, n0), target.dk.ld());
+    if (target.dtable) tile.add_relation_grad(dp, rows, cols, target.dtable);
+    if (g_.ddense) {
+      T* dense = g_.ddense + ((b * p_.heads + h) * p_.lq + i0) * p_.keys + n0;
+      for (std::int64_t r = 0; r < rows; ++r) std::copy_n(dp + r * ld, cols, dense + r * p_.keys);
+    }
   }
 
   const FusedPlan& p_;

@@ -112,16 +112,20 @@ class Forward {
     std::fill_n(stats.max.begin(), rows, -std::numeric_limits<T>::infinity());
     std::fill_n(stats.sum.begin(), rows, T(0));
     for (std::int64_t e = p_.mask.row_begin[row]; e < p_.mask.row_begin[row + 1]; ++e) {
-      const std::int64_t n0 = p_.k_begin(p_.mask.tile[e]), cols = p_.k_cols(p_.mask.tile[e]);
-      tile.compute(in_, b, h, i0, rows, n0, cols, !p_.mask.full[e]);
-      T* s = tile.scores();
-      tiles::online_softmax(s, ld, rows, cols, stats.max.data(), stats.sum.data(),
-                            stats.rescale.data());
-      tiles::scale_rows(o, ldo, rows, d, stats.rescale.data());
-      // Dropout thins the weights that meet V, not the normaliser's sum.
-      if (tile.weight_factors(b, h, i0, rows, n0, cols, nullptr))
-        tiles::multiply(s, ld, tile.factors(), ld, rows, cols);
-      gemm(false, rows, d, cols, T(1), s, ld, in_.v.at(b, h, n0), in_.v.ld(), T(1), o, ldo);
+      const std::int64_t tile_n0 = p_.k_begin(p_.mask.tile[e]), tile_cols = p_.k_cols(p_.mask.tile[e]);
+      for (const Strip& strip : tile.strips(b, h, i0, rows, tile_n0, tile_cols, !p_.mask.full[e])) {
+        const std::int64_t r0 = strip.r0, strip_rows = strip.rows, n0 = tile_n0 + strip.lo, cols = strip.cols;
+        tile.compute_strip(in_, b, h, strip);
+        T* s = tile.scores();
+        T* strip_o = o + r0 * ldo;
+        tiles::online_softmax(s, ld, strip_rows, cols, stats.max.data() + r0, stats.sum.data() + r0,
+                              stats.rescale.data() + r0);
+        tiles::scale_rows(strip_o, ldo, strip_rows, d, stats.rescale.data() + r0);
+        // Dropout thins the weights that meet V, not the normaliser's sum.
+        if (tile.weight_factors(b, h, i0 + r0, strip_rows, n0, cols, nullptr))
+          tiles::multiply(s, ld, tile.factors(), ld, strip_rows, cols);
+        gemm(false, strip_rows, d, cols, T(1), s, ld, in_.v.at(b, h, n0), in_.v.ld(), T(1), strip_o, ldo);
+      }
     }
     T* lse = lse_ + bh(b, h) * p_.lq + i0;
     for (std::int64_t r = 0; r < rows; ++r) {

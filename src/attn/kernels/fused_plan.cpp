@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -108,10 +109,29 @@ template <class T>
 void ScoreTile<T>::compute_into(T* s, const FusedInputs<T>& in, std::int64_t b, std::int64_t h,
                                 std::int64_t i0, std::int64_t rows, std::int64_t n0,
                                 std::int64_t cols, bool partial) {
+  unmasked_into(s, in, b, h, i0, rows, n0, cols);
+  if (partial) {
+    plan_.rules.visible_tile(b, h, i0, i0 + rows, n0, n0 + cols, visible_.data(), ld_);
+    tiles::mask_hidden(s, ld_, visible_.data(), ld_, rows, cols);
+  }
+}
+
+template <class T>
+void ScoreTile<T>::compute_strip(const FusedInputs<T>& in, std::int64_t b, std::int64_t h, const Strip& strip) {
+  T* s = scores_.data();
+  unmasked_into(s, in, b, h, strips_i0_ + strip.r0, strip.rows, strips_n0_ + strip.lo, strip.cols);
+  if (strips_partial_)
+    tiles::mask_hidden(s, ld_, visible_.data() + strip.r0 * ld_ + strip.lo, ld_, strip.rows, strip.cols);
+}
+
+template <class T>
+void ScoreTile<T>::unmasked_into(T* s, const FusedInputs<T>& in, std::int64_t b, std::int64_t h, std::int64_t i0,
+                                 std::int64_t rows, std::int64_t n0, std::int64_t cols) {
   const FusedPlan& p = plan_;
-  const T* k_t = keys_t_.of(in.k, b, h, p.dim, p.mask.key_start) + n0 * p.dim;  // [D, cols]
-  gemm(false, rows, cols, p.dim, static_cast<T>(p.scale), in.q.at(b, h, i0), in.q.ld(), k_t, cols,
-       T(0), s, ld_);
+  const auto k_t = HeadTranspose<T>::columns(keys_t_.of(in.k, b, h, p.dim, p.mask.key_start), p.dim,
+                                             p.mask.key_start, n0);  // [D, cols]
+  gemm(false, rows, cols, p.dim, static_cast<T>(p.scale), in.q.at(b, h, i0), in.q.ld(), k_t.data, k_t.ld, T(0), s,
+       ld_);
   if (p.has_table) {
     const T* table = in.table + h * p.relations;
     uniform_relation_ = p.rules.uniform_relation(b, i0, i0 + rows, n0, n0 + cols);
@@ -137,10 +157,38 @@ void ScoreTile<T>::compute_into(T* s, const FusedInputs<T>& in, std::int64_t b, 
     }
     tiles::scale(s, ld_, rows, cols, inv_tau);
   }
-  if (partial) {
-    p.rules.visible_tile(b, h, i0, i0 + rows, n0, n0 + cols, visible_.data(), ld_);
-    tiles::mask_hidden(s, ld_, visible_.data(), ld_, rows, cols);
+}
+
+template <class T>
+const std::vector<Strip>& ScoreTile<T>::strips(std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t rows,
+                                               std::int64_t n0, std::int64_t cols, bool partial) {
+  const Strip whole{0, rows, 0, cols};
+  strips_.assign(1, whole);
+  strips_i0_ = i0;
+  strips_n0_ = n0;
+  strips_partial_ = partial;
+  if (!partial) return strips_;
+  plan_.rules.visible_tile(b, h, i0, i0 + rows, n0, n0 + cols, visible_.data(), ld_);
+  auto vectors = [](std::int64_t c) { return (c + 15) / 16; };
+  strips_.clear();
+  std::int64_t cost = 0;
+  for (std::int64_t r0 = 0; r0 < rows; r0 += kStripRows) {
+    const std::int64_t strip_rows = std::min(kStripRows, rows - r0);
+    std::int64_t lo = cols, hi = 0;
+    for (std::int64_t r = r0; r < r0 + strip_rows; ++r) {
+      const auto* row = visible_.data() + r * ld_;
+      const auto* first = static_cast<const std::uint8_t*>(std::memchr(row, 1, static_cast<std::size_t>(cols)));
+      if (first == nullptr) continue;
+      const auto* last = static_cast<const std::uint8_t*>(memrchr(first, 1, static_cast<std::size_t>(row + cols - first)));
+      lo = std::min<std::int64_t>(lo, first - row);
+      hi = std::max<std::int64_t>(hi, last + 1 - row);
+    }
+    if (lo >= hi) continue;
+    strips_.push_back({r0, strip_rows, lo, hi - lo});
+    cost += strip_rows * vectors(hi - lo);
   }
+  if (!strips_.empty() && 5 * cost >= 4 * rows * vectors(cols)) strips_.assign(1, whole);
+  return strips_;
 }
 
 template <class T>
