@@ -62,9 +62,8 @@ Interleaved time_child_steps(const std::vector<std::function<void()>>& steps, Pe
       answered = answer.has_value();
       peer_ms.push_back(answered ? (*answer)["ms"].get<double>() : 0.0);
     });
-  // The peer's round closes each of ours; strata's own steps take turns to open one.
   Interleaved t = interleave(round_steps, rounds, kBusyCores,
-                             [peer] { return peer != nullptr ? peer->rounds_cpu_ms() : 0.0; }, peer ? 1 : 0);
+                             [peer] { return peer != nullptr ? peer->rounds_cpu_ms() : 0.0; });
   marks.rounds_done();
   if (peer == nullptr) return t;
   const std::optional<nlohmann::ordered_json> summary = answered ? peer->finish() : std::nullopt;

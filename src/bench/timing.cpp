@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 
 #include "strata/bench/cpu_load.h"
 
@@ -29,14 +28,6 @@ std::vector<double> Interleaved::ratios(std::size_t step, std::size_t reference)
   return out;
 }
 
-double Interleaved::paired_ratio_both_orders(std::size_t step, std::size_t reference) const {
-  std::vector<double> by_parity[2];
-  for (std::size_t r = 0; r < others.size(); ++r)
-    if (kept(r)) by_parity[r % 2].push_back(ms[step][r] / ms[reference][r]);
-  if (by_parity[0].empty() || by_parity[1].empty()) return paired_ratio(step, reference);
-  return std::sqrt(median_of(by_parity[0]) * median_of(by_parity[1]));
-}
-
 double Interleaved::paired_cpu_ratio(std::size_t step, std::size_t reference) const {
   std::vector<double> out;
   for (std::size_t r = 0; r < others.size(); ++r)
@@ -45,8 +36,8 @@ double Interleaved::paired_cpu_ratio(std::size_t step, std::size_t reference) co
 }
 
 Interleaved interleave(const std::vector<std::function<void(int round)>>& steps, int rounds, double busy_cores,
-                       const std::function<double()>& measured_cpu_ms, std::size_t fixed_last) {
-  const std::size_t n = steps.size(), turning = n - std::min(fixed_last, n);
+                       const std::function<double()>& measured_cpu_ms) {
+  const std::size_t n = steps.size();
   Interleaved t;
   t.ms.resize(n);
   t.cpu_ms.resize(n);
@@ -55,7 +46,7 @@ Interleaved interleave(const std::vector<std::function<void(int round)>>& steps,
     const CpuSample round_start = cpu_sample();
     const double measured_start = measured_cpu_ms ? measured_cpu_ms() : 0;
     for (std::size_t j = 0; j < n; ++j) {
-      const std::size_t k = j < turning ? (j + static_cast<std::size_t>(round)) % turning : j;
+      const std::size_t k = (j + static_cast<std::size_t>(round)) % n;
       const double cpu_start = process_cpu_ms();
       const auto start = Clock::now();
       steps[k](round);

@@ -18,9 +18,8 @@ double median_of(std::vector<double> values);
 struct TimedRounds;
 
 // Several steps timed round by round: each round runs every step once, in an order that
-// rotates from round to round, so a neighbour's load falls on all of them alike (the last
-// `fixed_last` steps of interleave() excepted: they close every round). Step k is called with
-// the round's index.
+// rotates from round to round, so a neighbour's load falls on all of them alike. Step k is
+// called with the round's index.
 struct Interleaved {
   std::vector<std::vector<double>> ms, cpu_ms;  // [step][round]: wall clock and process CPU time
   std::vector<double> others;                   // other processes' CPU use during each round, in cores
@@ -36,11 +35,6 @@ struct Interleaved {
   std::vector<double> ratios(std::size_t step, std::size_t reference) const;
   double paired_ratio(std::size_t step, std::size_t reference) const { return median_of(ratios(step, reference)); }
   double paired_cpu_ratio(std::size_t step, std::size_t reference) const;
-  // For two steps that take turns to open a round after a peer's process closed the last
-  // one (interleave with fixed_last): the geometric mean of the paired ratio over even rounds
-  // and over odd ones. The step that opens a round starts on caches the other process
-  // emptied; each does so in half the rounds, and the mean cancels what that costs.
-  double paired_ratio_both_orders(std::size_t step, std::size_t reference) const;
   // One step's rounds on their own.
   TimedRounds of_step(std::size_t step) const;
 };
@@ -49,7 +43,7 @@ struct Interleaved {
 // steps themselves run and time (a peer in lockstep, peer_program.h): it is not a neighbour's
 // load, so it is taken out of the round's "other processes".
 Interleaved interleave(const std::vector<std::function<void(int round)>>& steps, int rounds, double busy_cores,
-                       const std::function<double()>& measured_cpu_ms = nullptr, std::size_t fixed_last = 0);
+                       const std::function<double()>& measured_cpu_ms = nullptr);
 
 // One step's rounds.
 struct TimedRounds {
