@@ -37,11 +37,12 @@ class MemoryMarks {
 TimedRounds time_child_step(const std::function<void()>& step, int rounds, MemoryMarks& marks, int warmups = 1);
 
 // Several steps of this process timed round for round (a case and the case it is compared
-// with), and with `peer` a peer in lockstep (peer_program.h) as one more step of each round:
-// memory marked, `warmups` untimed rounds of the local steps, the rounds, memory marked again.
-// Returns the local steps' timings; `peer_timing` gets the peer's own times of its rounds
-// ("median_ms" over the kept rounds, "rounds_ms", "round_clean") and its summary, or null when
-// it stopped answering (the reason is printed).
+// with), and with `peer` a peer in lockstep (peer_program.h) beside the first step, one peer
+// round each round, in rounds of their own when there are several steps: memory marked,
+// `warmups` untimed rounds of the local steps, the rounds, memory marked again. Returns the
+// local steps' timings (a lone step's from its rounds beside the peer); `peer_timing` gets the
+// peer's own times of its rounds ("median_ms" over the kept rounds, "rounds_ms",
+// "round_clean") and its summary, or null when it stopped answering (the reason is printed).
 Interleaved time_child_steps(const std::vector<std::function<void()>>& steps, PeerProcess* peer, int rounds,
                              MemoryMarks& marks, int warmups, nlohmann::ordered_json& peer_timing);
 
