@@ -179,7 +179,8 @@ const std::vector<Strip>& ScoreTile<T>::strips(std::int64_t b, std::int64_t h, s
       const auto* row = visible_.data() + r * ld_;
       const auto* first = static_cast<const std::uint8_t*>(std::memchr(row, 1, static_cast<std::size_t>(cols)));
       if (first == nullptr) continue;
-      const auto* last = static_cast<const std::uint8_t*>(memrchr(first, 1, static_cast<std::size_t>(row + cols - first)));
+      const auto* last =
+          static_cast<const std::uint8_t*>(memrchr(first, 1, static_cast<std::size_t>(row + cols - first)));
       lo = std::min<std::int64_t>(lo, first - row);
       hi = std::max<std::int64_t>(hi, last + 1 - row);
     }
