@@ -258,8 +258,6 @@ bool holds(const State& s, const Mask& m, std::int64_t b, std::int64_t i, std::i
   }
 }
 
-// One primitive over the row of query i, columns n in [n0, n0 + w): prefix slots first (pc
-// of them), then keys proper from j0.
 // out[c] = lo <= c < hi for c < n: three runs of bytes, where a compare per byte (which GCC
 // does not vectorise from 64-bit bounds) made the window's edge tiles cost 0.75 ns a pair.
 void fill_interval(std::uint8_t* out, std::int64_t n, std::int64_t lo, std::int64_t hi) {
@@ -270,6 +268,8 @@ void fill_interval(std::uint8_t* out, std::int64_t n, std::int64_t lo, std::int6
   std::memset(out + hi, 0, static_cast<std::size_t>(n - hi));
 }
 
+// One primitive over the row of query i, columns n in [n0, n0 + w): prefix slots first (pc
+// of them), then keys proper from j0.
 void fill(const State& s, const State::Op& op, std::int64_t b, std::int64_t i, std::int64_t pc,
           std::int64_t j0, std::int64_t w, std::int64_t n0, std::uint8_t* dst) {
   if (op.kind == MaskKind::PrefixBlock) {
