@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "strata/core/error.h"
@@ -258,6 +259,28 @@ bool holds(const State& s, const Mask& m, std::int64_t b, std::int64_t i, std::i
   }
 }
 
+// The keys a primitive that shows every query one run of keys shows query iq (i + query_offset):
+// columns [first, last) from key j0, unclamped. Nullopt for the other primitives.
+struct Run {
+  std::int64_t first, last;
+};
+std::optional<Run> run_of(const State::Op& op, std::int64_t iq, std::int64_t j0) {
+  constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min() / 2;
+  constexpr std::int64_t kAll = std::numeric_limits<std::int64_t>::max() / 2;
+  switch (op.kind) {
+    case MaskKind::All: return Run{kNone, kAll};
+    case MaskKind::Causal: return Run{kNone, iq - j0 + 1};
+    case MaskKind::Window: return Run{iq - op.a - j0, iq + op.b - j0 + 1};
+    case MaskKind::Global: return iq < op.a ? Run{kNone, kAll} : Run{kNone, op.a - j0};
+    case MaskKind::Blocks: {
+      // Keys from the first position of block (i' / W - B) to the last of block i' / W.
+      const std::int64_t block = iq / op.a;
+      return Run{(block - op.b) * op.a - j0, (block + 1) * op.a - j0};
+    }
+    default: return std::nullopt;
+  }
+}
+
 // out[c] = lo <= c < hi for c < n: three runs of bytes, where a compare per byte (which GCC
 // does not vectorise from 64-bit bounds) made the window's edge tiles cost 0.75 ns a pair.
 void fill_interval(std::uint8_t* out, std::int64_t n, std::int64_t lo, std::int64_t hi) {
@@ -282,22 +305,11 @@ void fill(const State& s, const State::Op& op, std::int64_t b, std::int64_t i, s
   std::memset(dst, 1, static_cast<std::size_t>(pc));
   std::uint8_t* out = dst + pc;
   const std::int64_t kw = w - pc, iq = i + s.query_offset;
+  if (const auto run = run_of(op, iq, j0)) {
+    fill_interval(out, kw, run->first, run->last);
+    return;
+  }
   switch (op.kind) {
-    case MaskKind::All: std::memset(out, 1, static_cast<std::size_t>(kw)); break;
-    case MaskKind::Causal: fill_interval(out, kw, 0, iq - j0 + 1); break;
-    case MaskKind::Window: fill_interval(out, kw, iq - op.a - j0, iq + op.b - j0 + 1); break;  // in column units
-    case MaskKind::Global:
-      if (iq < op.a)
-        std::memset(out, 1, static_cast<std::size_t>(kw));
-      else
-        fill_interval(out, kw, 0, op.a - j0);
-      break;
-    case MaskKind::Blocks: {
-      // Keys from the first position of block (i' / W - B) to the last of block i' / W.
-      const std::int64_t block = iq / op.a;
-      fill_interval(out, kw, (block - op.b) * op.a - j0, (block + 1) * op.a - j0);
-      break;
-    }
     case MaskKind::QuerySegment:
       std::memset(out, s.q(LayoutField::Segment).row(b)[i] == op.a, static_cast<std::size_t>(kw));
       break;
@@ -472,6 +484,36 @@ void PairRules::visible_tile(std::int64_t b, std::int64_t h, std::int64_t i0, st
     if (pad != nullptr)
       for (std::int64_t c = 0; c < kw; ++c) keys[c] &= pad[c] != 0;
   }
+}
+
+bool PairRules::row_runs(std::int64_t /*b: runs do not depend on it*/, std::int64_t h, std::int64_t i0, std::int64_t i1, std::int64_t n0,
+                         std::int64_t n1, std::int64_t* first, std::int64_t* last) const {
+  const State& s = *state_;
+  if (fixed(h) != FixedPattern::None || n0 < s.prefix || s.padding != nullptr) return false;
+  const std::vector<State::Op>& program = s.programs[s.head_program[h]];
+  // One primitive, or primitives under a single And: an intersection of runs is a run.
+  std::size_t primitives = program.size();
+  if (primitives > 1) {
+    const State::Op& top = program.back();
+    if (top.kind != MaskKind::And || static_cast<std::size_t>(top.arity) != primitives - 1) return false;
+    --primitives;
+  }
+  const std::int64_t j0 = n0 - s.prefix, w = n1 - n0;
+  for (std::size_t k = 0; k < primitives; ++k)
+    if (!run_of(program[k], 0, j0)) return false;
+  for (std::int64_t i = i0; i < i1; ++i) {
+    const std::int64_t iq = i + s.query_offset;
+    std::int64_t lo = 0, hi = w;
+    for (std::size_t k = 0; k < primitives; ++k) {
+      const Run run = *run_of(program[k], iq, j0);
+      lo = std::max(lo, run.first);
+      hi = std::min(hi, run.last);
+    }
+    if (s.causal) hi = std::min(hi, iq - j0 + 1);
+    first[i - i0] = lo < hi ? lo : 0;
+    last[i - i0] = lo < hi ? hi : 0;
+  }
+  return true;
 }
 
 bool PairRules::has_relation() const { return state_->spec.bias.kind != RelationKind::None; }

@@ -138,6 +138,56 @@ TEST(PairRules, VisibleTileMatchesElementRule) {
   }
 }
 
+// Where row_runs() describes a tile, each row's visible keys are exactly its run; it
+// describes window, causal, global and blocks heads and Ands of them (no padding, keys past
+// the prefix), and declines the rest.
+TEST(PairRules, RowRunsAreTheVisibleKeysWhereTheyApply) {
+  std::mt19937 rng(11);
+  int described = 0, declined = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const auto r = test::random_call(rng);
+    const PairRules rules(r->call);
+    for (std::int64_t b = 0; b < rules.batch(); ++b)
+      for (std::int64_t h = 0; h < rules.heads(); ++h) {
+        const std::int64_t i0 = test::uniform(rng, 0, rules.queries() - 1);
+        const std::int64_t i1 = test::uniform(rng, i0 + 1, rules.queries());
+        const std::int64_t n0 = test::uniform(rng, 0, rules.keys() - 1);
+        const std::int64_t n1 = test::uniform(rng, n0 + 1, rules.keys());
+        std::vector<std::int64_t> first(i1 - i0, -7), last(i1 - i0, -7);
+        if (!rules.row_runs(b, h, i0, i1, n0, n1, first.data(), last.data())) {
+          ++declined;
+          ASSERT_EQ(first[0], -7);
+          continue;
+        }
+        ++described;
+        for (std::int64_t i = i0; i < i1; ++i) {
+          const std::int64_t lo = first[i - i0], hi = last[i - i0];
+          ASSERT_TRUE(0 <= lo && lo <= hi && hi <= n1 - n0 && (lo < hi || lo == 0));
+          for (std::int64_t n = n0; n < n1; ++n)
+            ASSERT_EQ(rules.visible(b, h, i, n), lo <= n - n0 && n - n0 < hi)
+                << "trial " << trial << " b " << b << " h " << h << " i " << i << " n " << n
+                << " mask " << to_string(r->spec.head(h).mask);
+        }
+      }
+  }
+  EXPECT_GT(described, 30);
+  EXPECT_GT(declined, 30);
+
+  // By hand: a window under the call's causal flag, keys past a prefix of 2.
+  AttentionCall call = call_of(6, 2, 6);
+  LayerSpec spec;
+  spec.heads[0].mask = Mask::window(2, 1) && Mask::global(1);
+  call.spec = &spec;
+  call.causal = true;
+  std::vector<std::int64_t> first(6), last(6);
+  ASSERT_TRUE(PairRules(call).row_runs(0, 0, 0, 6, 2, 8, first.data(), last.data()));
+  EXPECT_EQ(first, (std::vector<std::int64_t>{0, 0, 0, 0, 0, 0}));  // global(1): key 0 only,
+  EXPECT_EQ(last, (std::vector<std::int64_t>{1, 1, 1, 0, 0, 0}));   // within the window to query 2
+  EXPECT_FALSE(PairRules(call).row_runs(0, 0, 0, 6, 1, 8, first.data(), last.data()));  // a prefix slot
+  spec.heads[0].mask = Mask::window(2, 1) || Mask::global(1);
+  EXPECT_FALSE(PairRules(call).row_runs(0, 0, 0, 6, 2, 8, first.data(), last.data()));
+}
+
 TEST(PairRules, T5BucketsFollowTheStandardFunction) {
   // 32 buckets, max distance 128: 16 per sign, 8 exact, then logarithmic.
   EXPECT_EQ(t5_bucket(0, 32, 128), 0);

@@ -44,6 +44,14 @@ class PairRules {
   void visible_tile(std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t i1,
                     std::int64_t n0, std::int64_t n1, std::uint8_t* out, std::int64_t ld) const;
 
+  // The same tile as runs, when every row sees one run of keys in [n0, n1): columns
+  // [first[r], last[r]) from n0 for query i0 + r (0, 0 when it sees none). True for heads
+  // whose mask is a window, causal, global, blocks or all, or an And of them, with the call's
+  // causal flag, on keys past the prefix and without padding; false otherwise, leaving the
+  // arrays untouched (visible_tile then tells). O(rows): the fused kernel's edge tiles.
+  bool row_runs(std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t i1, std::int64_t n0,
+                std::int64_t n1, std::int64_t* first, std::int64_t* last) const;
+
   bool has_relation() const;
   std::int32_t relation(std::int64_t b, std::int64_t i, std::int64_t n) const;
   void relation_tile(std::int64_t b, std::int64_t i0, std::int64_t i1, std::int64_t n0,

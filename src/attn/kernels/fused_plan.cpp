@@ -103,7 +103,9 @@ ScoreTile<T>::ScoreTile(const FusedPlan& plan)
       scores_(plan.mask.q_tile * ld_),
       factors_(plan.mask.q_tile * ld_),
       relations_(plan.has_table ? plan.mask.q_tile * ld_ : 0),
-      visible_(plan.mask.q_tile * ld_) {}
+      visible_(plan.mask.q_tile * ld_),
+      run_first_(plan.mask.q_tile),
+      run_last_(plan.mask.q_tile) {}
 
 template <class T>
 void ScoreTile<T>::compute_into(T* s, const FusedInputs<T>& in, std::int64_t b, std::int64_t h,
@@ -120,7 +122,11 @@ template <class T>
 void ScoreTile<T>::compute_strip(const FusedInputs<T>& in, std::int64_t b, std::int64_t h, const Strip& strip) {
   T* s = scores_.data();
   unmasked_into(s, in, b, h, strips_i0_ + strip.r0, strip.rows, strips_n0_ + strip.lo, strip.cols);
-  if (strips_partial_)
+  if (!strips_partial_) return;
+  if (strips_runs_)
+    tiles::mask_outside_runs(s, ld_, run_first_.data() + strip.r0, run_last_.data() + strip.r0, strip.rows,
+                             strip.lo, strip.cols);
+  else
     tiles::mask_hidden(s, ld_, visible_.data() + strip.r0 * ld_ + strip.lo, ld_, strip.rows, strip.cols);
 }
 
@@ -168,22 +174,30 @@ const std::vector<Strip>& ScoreTile<T>::strips(std::int64_t b, std::int64_t h, s
   strips_n0_ = n0;
   strips_partial_ = partial;
   if (!partial) return strips_;
-  plan_.rules.visible_tile(b, h, i0, i0 + rows, n0, n0 + cols, visible_.data(), ld_);
+  strips_runs_ = plan_.rules.row_runs(b, h, i0, i0 + rows, n0, n0 + cols, run_first_.data(), run_last_.data());
+  if (!strips_runs_) {
+    plan_.rules.visible_tile(b, h, i0, i0 + rows, n0, n0 + cols, visible_.data(), ld_);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const auto* row = visible_.data() + r * ld_;
+      const auto* first = static_cast<const std::uint8_t*>(std::memchr(row, 1, static_cast<std::size_t>(cols)));
+      const auto* last =
+          first ? static_cast<const std::uint8_t*>(memrchr(first, 1, static_cast<std::size_t>(row + cols - first)))
+                : row - 1;
+      run_first_[r] = first ? first - row : 0;
+      run_last_[r] = last + 1 - row;
+    }
+  }
   auto vectors = [](std::int64_t c) { return (c + 15) / 16; };
   strips_.clear();
   std::int64_t cost = 0;
   for (std::int64_t r0 = 0; r0 < rows; r0 += kStripRows) {
     const std::int64_t strip_rows = std::min(kStripRows, rows - r0);
     std::int64_t lo = cols, hi = 0;
-    for (std::int64_t r = r0; r < r0 + strip_rows; ++r) {
-      const auto* row = visible_.data() + r * ld_;
-      const auto* first = static_cast<const std::uint8_t*>(std::memchr(row, 1, static_cast<std::size_t>(cols)));
-      if (first == nullptr) continue;
-      const auto* last =
-          static_cast<const std::uint8_t*>(memrchr(first, 1, static_cast<std::size_t>(row + cols - first)));
-      lo = std::min<std::int64_t>(lo, first - row);
-      hi = std::max<std::int64_t>(hi, last + 1 - row);
-    }
+    for (std::int64_t r = r0; r < r0 + strip_rows; ++r)
+      if (run_first_[r] < run_last_[r]) {
+        lo = std::min(lo, run_first_[r]);
+        hi = std::max(hi, run_last_[r]);
+      }
     if (lo >= hi) continue;
     strips_.push_back({r0, strip_rows, lo, hi - lo});
     cost += strip_rows * vectors(hi - lo);

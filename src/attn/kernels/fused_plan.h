@@ -194,10 +194,12 @@ class ScoreTile {
   std::vector<std::int32_t> relations_;
   std::optional<std::int32_t> uniform_relation_;  // the last tile's, when it had one
   std::vector<std::uint8_t> visible_;
-  // The last strips(): its tile's first query and key, whether it was partial (visible_ then
-  // holds its predicate), and the strips.
+  std::vector<std::int64_t> run_first_, run_last_;  // each row's first and last + 1 visible column
+  // The last strips(): its tile's first query and key, whether it was partial, and if so
+  // whether its rows are runs (run_first_ and run_last_ then hold them; visible_, the
+  // predicate, otherwise), and the strips.
   std::int64_t strips_i0_ = 0, strips_n0_ = 0;
-  bool strips_partial_ = false;
+  bool strips_partial_ = false, strips_runs_ = false;
   std::vector<Strip> strips_;
 };
 

@@ -5,6 +5,7 @@
 #include "strata/core/exp_poly.h"
 #include "strata/core/vector_clones.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -182,6 +183,19 @@ STRATA_INLINE void mask_hidden_t(T* s, std::int64_t lds, const std::uint8_t* vis
     T* row = s + r * lds;
     const std::uint8_t* vis = visible + r * ldv;
     for (std::int64_t c = 0; c < cols; ++c) row[c] = vis[c] ? row[c] : kHidden;
+  }
+}
+
+template <class T>
+void mask_outside_runs_t(T* s, std::int64_t lds, const std::int64_t* first, const std::int64_t* last,
+                         std::int64_t rows, std::int64_t c0, std::int64_t cols) {
+  constexpr T kHidden = -std::numeric_limits<T>::infinity();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    T* row = s + r * lds;
+    const std::int64_t keep_from = std::clamp(first[r] - c0, std::int64_t{0}, cols);
+    const std::int64_t keep_to = std::clamp(last[r] - c0, keep_from, cols);
+    std::fill(row, row + keep_from, kHidden);
+    std::fill(row + keep_to, row + cols, kHidden);
   }
 }
 
@@ -382,6 +396,15 @@ STRATA_VECTOR_CLONES void mask_hidden(float* s, std::int64_t lds, const std::uin
 void mask_hidden(double* s, std::int64_t lds, const std::uint8_t* visible, std::int64_t ldv,
                  std::int64_t rows, std::int64_t cols) {
   mask_hidden_t(s, lds, visible, ldv, rows, cols);
+}
+
+void mask_outside_runs(float* s, std::int64_t lds, const std::int64_t* first, const std::int64_t* last,
+                       std::int64_t rows, std::int64_t c0, std::int64_t cols) {
+  mask_outside_runs_t(s, lds, first, last, rows, c0, cols);
+}
+void mask_outside_runs(double* s, std::int64_t lds, const std::int64_t* first, const std::int64_t* last,
+                       std::int64_t rows, std::int64_t c0, std::int64_t cols) {
+  mask_outside_runs_t(s, lds, first, last, rows, c0, cols);
 }
 
 STRATA_VECTOR_CLONES void online_softmax(float* s, std::int64_t lds, std::int64_t rows,

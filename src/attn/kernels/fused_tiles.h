@@ -23,6 +23,13 @@ void mask_hidden(float* s, std::int64_t lds, const std::uint8_t* visible, std::i
 void mask_hidden(double* s, std::int64_t lds, const std::uint8_t* visible, std::int64_t ldv,
                  std::int64_t rows, std::int64_t cols);
 
+// Scores outside each row's run become -inf: row r keeps columns [first[r] - c0, last[r] - c0)
+// of its `cols` (runs in the tile's columns, s starting at its column c0).
+void mask_outside_runs(float* s, std::int64_t lds, const std::int64_t* first, const std::int64_t* last,
+                       std::int64_t rows, std::int64_t c0, std::int64_t cols);
+void mask_outside_runs(double* s, std::int64_t lds, const std::int64_t* first, const std::int64_t* last,
+                       std::int64_t rows, std::int64_t c0, std::int64_t cols);
+
 // One step of the online softmax: for each row, row_max[r] becomes the running maximum over
 // this tile too, s becomes exp(s - row_max[r]), row_sum[r] = row_sum[r] * rescale[r] +
 // the row's sum, where rescale[r] = exp(old max - new max) is what earlier partial outputs
