@@ -3,10 +3,12 @@
 
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <vector>
 
 #include "strata/attn/counter_random.h"
+#include "attn/kernels/fused_plan.h"
 #include "attn/kernels/fused_tiles.h"
 #include "attn/kernels/softmax_rows_avx512.h"
 
@@ -225,6 +227,38 @@ TEST(FusedTiles, DropoutByIntegerDrawsKeepsWhatCounterKeepKeeps) {
   const std::int32_t first = first_kept_draw(0.25);
   EXPECT_GE(counter_uniform_of_bits(static_cast<std::uint32_t>(first)), 0.25f);
   EXPECT_LT(counter_uniform_of_bits(static_cast<std::uint32_t>(first - 1)), 0.25f);
+}
+
+// into_rows() writes rows no product reached (whatever they held: NaN here) and adds to the
+// others, in at most two products for two runs, and marks every row written.
+TEST(FusedTiles, IntoRowsWritesFreshRowsAndAddsToWrittenOnes) {
+  const std::int64_t d = 3, ld = 5;
+  const std::vector<std::vector<std::uint8_t>> patterns = {
+      {0, 0, 0, 0}, {1, 1, 1, 1}, {1, 1, 0, 0, 0}, {0, 1, 1}, {1, 0, 1, 1}, {0, 1, 0, 1, 0}};
+  for (const auto& pattern : patterns) {
+    const auto count = static_cast<std::int64_t>(pattern.size());
+    std::vector<float> rows(count * ld, std::numeric_limits<float>::quiet_NaN());
+    for (std::int64_t r = 0; r < count; ++r)
+      if (pattern[r]) std::fill_n(rows.begin() + r * ld, d, 10.0f * r);
+    std::vector<std::uint8_t> written = pattern;
+    int products = 0;
+    into_rows(rows.data(), ld, d, written.data(), count, [&](std::int64_t m0, std::int64_t m1, float beta) {
+      ++products;
+      for (std::int64_t r = m0; r < m1; ++r)
+        for (std::int64_t c = 0; c < d; ++c) {
+          float& x = rows[r * ld + c];
+          x = (beta == 0 ? 0.0f : beta * x) + 1.0f + c;  // a product with this beta
+        }
+    });
+    const auto runs = 1 + std::inner_product(pattern.begin() + 1, pattern.end(), pattern.begin(), 0,
+                                             std::plus<>(), std::not_equal_to<>());
+    EXPECT_EQ(products, runs <= 2 ? runs : 1);
+    for (std::int64_t r = 0; r < count; ++r) {
+      EXPECT_EQ(written[r], 1);
+      for (std::int64_t c = 0; c < d; ++c) EXPECT_EQ(rows[r * ld + c], (pattern[r] ? 10.0f * r : 0.0f) + 1.0f + c);
+      for (std::int64_t c = d; c < ld && r + 1 < count; ++c) EXPECT_TRUE(std::isnan(rows[r * ld + c]));
+    }
+  }
 }
 
 TEST(FusedTiles, AddConstantAndSumOverATileWithALeadingDimension) {

@@ -65,8 +65,8 @@ class Backward {
           else
             softmax_rows(tile, scratch, target, b, h, qt);
         }
-        zero_unwritten(row_at(target.dk, b, h, 0), target.dk.ld(), scratch.dk_written.data(), p_.keys);
-        zero_unwritten(row_at(target.dv, b, h, 0), target.dv.ld(), scratch.dv_written.data(), p_.keys);
+        zero_unwritten(row_at(target.dk, b, h, 0), target.dk.ld(), p_.dim, scratch.dk_written.data(), p_.keys);
+        zero_unwritten(row_at(target.dv, b, h, 0), target.dv.ld(), p_.dim, scratch.dv_written.data(), p_.keys);
       }
     });
 
@@ -114,23 +114,6 @@ class Backward {
     return grad ? grad.at(b, h, i) : nullptr;
   }
 
-  // The beta of a product into `count` rows from `first` (null: a gradient not wanted): 0 when
-  // none of them was written yet, 1 otherwise, the unwritten ones zeroed first. Marks them.
-  T beta_for(T* first, std::int64_t ld, std::uint8_t* written, std::int64_t count) const {
-    if (first == nullptr) return T(0);
-    const std::int64_t done = std::count(written, written + count, std::uint8_t{1});
-    if (done > 0 && done < count) zero_unwritten(first, ld, written, count);
-    std::fill_n(written, count, std::uint8_t{1});
-    return done > 0 ? T(1) : T(0);
-  }
-
-  // Zeroes the rows among `count` from `first` that no product wrote.
-  void zero_unwritten(T* first, std::int64_t ld, const std::uint8_t* written, std::int64_t count) const {
-    if (first == nullptr) return;
-    for (std::int64_t r = 0; r < count; ++r)
-      if (!written[r]) std::fill_n(first + r * ld, p_.dim, T(0));
-  }
-
   void add_chunk(const HeadRows<T>& grad, const std::vector<T>& parts, std::int64_t c) const {
     if (!grad) return;
     const std::int64_t size = p_.batch * p_.heads * p_.keys * p_.dim;
@@ -146,8 +129,8 @@ class Backward {
     const std::int64_t i0 = p_.q_begin(qt), rows = p_.q_rows(qt), d = p_.dim;
     if (g_.dq) zero_rows(g_.dq.at(b, h, i0), g_.dq.ld(), rows, d);
     if (!target.dv) return;
-    if (beta_for(row_at(target.dv, b, h, 0), target.dv.ld(), scratch.dv_written.data(), p_.keys) == T(0))
-      zero_rows(target.dv.at(b, h, 0), target.dv.ld(), p_.keys, d);
+    zero_unwritten(target.dv.at(b, h, 0), target.dv.ld(), d, scratch.dv_written.data(), p_.keys);
+    std::fill(scratch.dv_written.begin(), scratch.dv_written.end(), std::uint8_t{1});
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t key = p_.rules.fixed_key(b, h, i0 + r);
       if (key < 0) continue;
@@ -173,7 +156,7 @@ class Backward {
       for (const Strip& strip : tile.strips(b, h, i0, rows, tile_n0, tile_cols, !p_.mask.full[e]))
         strip_grads(tile, scratch, target, b, h, i0, tile_n0, strip);
     }
-    zero_unwritten(row_at(g_.dq, b, h, i0), g_.dq.ld(), scratch.dq_written.data(), rows);
+    zero_unwritten(row_at(g_.dq, b, h, i0), g_.dq.ld(), d, scratch.dq_written.data(), rows);
   }
 
   // One strip's (or a whole tile's) part of the gradients, in the tile of queries from
@@ -218,20 +201,26 @@ class Backward {
         weights = factors;
       }
       if (target.dv)
-        gemm(true, cols, d, rows, T(1), weights, ld, d_out, ld_dout,
-             beta_for(target.dv.at(b, h, n0), target.dv.ld(), scratch.dv_written.data() + n0, cols),
-             target.dv.at(b, h, n0), target.dv.ld());
+        into_rows(target.dv.at(b, h, n0), target.dv.ld(), d, scratch.dv_written.data() + n0, cols,
+                  [&](std::int64_t m0, std::int64_t m1, T beta) {
+                    gemm(true, m1 - m0, d, rows, T(1), weights + m0, ld, d_out, ld_dout, beta,
+                         target.dv.at(b, h, n0 + m0), target.dv.ld());
+                  });
     }
     if (!need_ds) return;
     tiles::softmax_grad(dp, ld, prob, ld, rows, cols, row_dot, mult);  // dp is now dS
     if (g_.dq)
-      gemm(false, rows, d, cols, scale, dp, ld, k, ld_k,
-           beta_for(g_.dq.at(b, h, i0), g_.dq.ld(), scratch.dq_written.data() + r0, rows), g_.dq.at(b, h, i0),
-           g_.dq.ld());
+      into_rows(g_.dq.at(b, h, i0), g_.dq.ld(), d, scratch.dq_written.data() + r0, rows,
+                [&](std::int64_t m0, std::int64_t m1, T beta) {
+                  gemm(false, m1 - m0, d, cols, scale, dp + m0 * ld, ld, k, ld_k, beta, g_.dq.at(b, h, i0 + m0),
+                       g_.dq.ld());
+                });
     if (target.dk)
-      gemm(true, cols, d, rows, scale, dp, ld, q, ld_q,
-           beta_for(target.dk.at(b, h, n0), target.dk.ld(), scratch.dk_written.data() + n0, cols),
-           target.dk.at(b, h, n0), target.dk.ld());
+      into_rows(target.dk.at(b, h, n0), target.dk.ld(), d, scratch.dk_written.data() + n0, cols,
+                [&](std::int64_t m0, std::int64_t m1, T beta) {
+                  gemm(true, m1 - m0, d, rows, scale, dp + m0, ld, q, ld_q, beta, target.dk.at(b, h, n0 + m0),
+                       target.dk.ld());
+                });
     if (target.dtable) tile.add_relation_grad(dp, rows, cols, target.dtable);
     if (g_.ddense) {
       T* dense = g_.ddense + ((b * p_.heads + h) * p_.lq + i0) * p_.keys + n0;

@@ -63,8 +63,9 @@ class Forward {
     std::int64_t b, h, qt;
   };
   struct RowStats {
-    explicit RowStats(std::int64_t rows) : max(rows), sum(rows), rescale(rows) {}
+    explicit RowStats(std::int64_t rows) : max(rows), sum(rows), rescale(rows), written(rows) {}
     std::vector<T> max, sum, rescale;
+    std::vector<std::uint8_t> written;  // the output rows a product has written
   };
   struct Scratch {
     ScoreTile<T> tile;
@@ -108,9 +109,10 @@ class Forward {
                     std::int64_t qt) {
     const std::int64_t i0 = p_.q_begin(qt), rows = p_.q_rows(qt), d = p_.dim;
     const std::int64_t row = p_.mask_row(b, h, qt), ld = tile.ld(), ldo = out_.ld();
-    T* o = zeroed_out(b, h, i0, rows);
+    T* o = out_.at(b, h, i0);
     std::fill_n(stats.max.begin(), rows, -std::numeric_limits<T>::infinity());
     std::fill_n(stats.sum.begin(), rows, T(0));
+    std::fill_n(stats.written.begin(), rows, std::uint8_t{0});
     for (std::int64_t e = p_.mask.row_begin[row]; e < p_.mask.row_begin[row + 1]; ++e) {
       const std::int64_t tile_n0 = p_.k_begin(p_.mask.tile[e]), tile_cols = p_.k_cols(p_.mask.tile[e]);
       for (const Strip& strip : tile.strips(b, h, i0, rows, tile_n0, tile_cols, !p_.mask.full[e])) {
@@ -120,13 +122,17 @@ class Forward {
         T* strip_o = o + r0 * ldo;
         tiles::online_softmax(s, ld, strip_rows, cols, stats.max.data() + r0, stats.sum.data() + r0,
                               stats.rescale.data() + r0);
-        tiles::scale_rows(strip_o, ldo, strip_rows, d, stats.rescale.data() + r0);
         // Dropout thins the weights that meet V, not the normaliser's sum.
         if (tile.weight_factors(b, h, i0 + r0, strip_rows, n0, cols, nullptr))
           tiles::multiply(s, ld, tile.factors(), ld, strip_rows, cols);
-        gemm(false, strip_rows, d, cols, T(1), s, ld, in_.v.at(b, h, n0), in_.v.ld(), T(1), strip_o, ldo);
+        into_rows(strip_o, ldo, d, stats.written.data() + r0, strip_rows, [&](std::int64_t m0, std::int64_t m1, T beta) {
+          if (beta != T(0)) tiles::scale_rows(strip_o + m0 * ldo, ldo, m1 - m0, d, stats.rescale.data() + r0 + m0);
+          gemm(false, m1 - m0, d, cols, T(1), s + m0 * ld, ld, in_.v.at(b, h, n0), in_.v.ld(), beta,
+               strip_o + m0 * ldo, ldo);
+        });
       }
     }
+    zero_unwritten(o, ldo, d, stats.written.data(), rows);
     T* lse = lse_ + bh(b, h) * p_.lq + i0;
     for (std::int64_t r = 0; r < rows; ++r) {
       const bool sees = stats.sum[r] > 0;

@@ -291,15 +291,18 @@ template <class T>
 const T* HeadTranspose<T>::of(const HeadRows<const T>& rows, std::int64_t b, std::int64_t h,
                               std::int64_t d, const std::vector<std::int64_t>& key_start) {
   const T* head = rows.at(b, h, 0);
-  if (head == head_) return buffer_.data();
+  if (head == head_) return buffer_.get();
   const std::int64_t n = key_start.back(), ld = rows.ld();
-  buffer_.resize(static_cast<std::size_t>(n * d));
+  if (n * d > capacity_) {
+    buffer_ = std::make_unique_for_overwrite<T[]>(static_cast<std::size_t>(n * d));  // every element is written below
+    capacity_ = n * d;
+  }
   for (std::size_t t = 0; t + 1 < key_start.size(); ++t) {
     const std::int64_t n0 = key_start[t], cols = key_start[t + 1] - n0;
-    transpose(head + n0 * ld, ld, cols, d, buffer_.data() + n0 * d, cols);  // a [d, cols] block
+    transpose(head + n0 * ld, ld, cols, d, buffer_.get() + n0 * d, cols);  // a [d, cols] block
   }
   head_ = head;
-  return buffer_.data();
+  return buffer_.get();
 }
 
 template class HeadTranspose<float>;

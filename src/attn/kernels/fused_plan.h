@@ -7,6 +7,7 @@
 // and backward all build scores through ScoreTile, so they agree on every element.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -88,6 +89,41 @@ void zero_rows(T* first, std::int64_t ld, std::int64_t rows, std::int64_t d) {
   for (std::int64_t r = 0; r < rows; ++r) std::fill_n(first + r * ld, d, T(0));
 }
 
+// Zeroes the rows among `count` from `first` (`ld` apart, `d` wide) that no product wrote
+// (written[r] == 0); nothing for a null `first` (a gradient not wanted).
+template <class T>
+void zero_unwritten(T* first, std::int64_t ld, std::int64_t d, const std::uint8_t* written, std::int64_t count) {
+  if (first == nullptr) return;
+  for (std::int64_t r = 0; r < count; ++r)
+    if (!written[r]) std::fill_n(first + r * ld, d, T(0));
+}
+
+// A product into `count` rows of an output or gradient (from `first`, `ld` apart, `d` wide),
+// where written[r] says whether an earlier product reached row r, so that nothing is zeroed
+// ahead: run as product(m0, m1, beta) over rows [m0, m1) alike in that, beta 0 where none was
+// written (the product writes them) and 1 where all were (it adds). A window's strips reach new
+// rows at one end, so two runs at most; with more, the unwritten rows are zeroed and one product
+// adds to all. Marks the rows written.
+template <class T, class Product>
+void into_rows(T* first, std::int64_t ld, std::int64_t d, std::uint8_t* written, std::int64_t count,
+               const Product& product) {
+  const std::uint8_t* begin = written;
+  const std::uint8_t* end = written + count;
+  const std::uint8_t head = written[0];
+  const std::uint8_t* change = std::find(begin, end, static_cast<std::uint8_t>(!head));
+  const T head_beta = head ? T(1) : T(0);
+  if (change == end) {
+    product(0, count, head_beta);
+  } else if (std::find(change, end, head) == end) {
+    product(0, change - begin, head_beta);
+    product(change - begin, count, T(1) - head_beta);
+  } else {
+    zero_unwritten(first, ld, d, written, count);
+    product(0, count, T(1));
+  }
+  std::fill_n(written, count, std::uint8_t{1});
+}
+
 // Raw views of the compute-dtype tensors: q [B, H, Lq, D], k and v [B, H, N, D], table
 // [H, R], dense [B or 1, H or 1, Lq, N] (the last two contiguous).
 template <class T>
@@ -125,7 +161,8 @@ class HeadTranspose {
 
  private:
   const T* head_ = nullptr;  // the first row of the head held
-  std::vector<T> buffer_;
+  std::unique_ptr<T[]> buffer_;
+  std::int64_t capacity_ = 0;  // elements buffer_ holds
 };
 
 // Rows [r0, r0 + rows) of a tile over its columns [lo, lo + cols): a part of a partial tile
