@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -486,32 +487,53 @@ void PairRules::visible_tile(std::int64_t b, std::int64_t h, std::int64_t i0, st
   }
 }
 
-bool PairRules::row_runs(std::int64_t /*b: runs do not depend on it*/, std::int64_t h, std::int64_t i0, std::int64_t i1, std::int64_t n0,
-                         std::int64_t n1, std::int64_t* first, std::int64_t* last) const {
+bool PairRules::row_runs(std::int64_t /*b: runs do not depend on it*/, std::int64_t h, std::int64_t i0,
+                         std::int64_t i1, std::int64_t n0, std::int64_t n1, std::int64_t* first,
+                         std::int64_t* last) const {
   const State& s = *state_;
   if (fixed(h) != FixedPattern::None || n0 < s.prefix || s.padding != nullptr) return false;
   const std::vector<State::Op>& program = s.programs[s.head_program[h]];
-  // One primitive, or primitives under a single And: an intersection of runs is a run.
-  std::size_t primitives = program.size();
-  if (primitives > 1) {
-    const State::Op& top = program.back();
-    if (top.kind != MaskKind::And || static_cast<std::size_t>(top.arity) != primitives - 1) return false;
-    --primitives;
-  }
+  constexpr std::int32_t kDepth = 8;
   const std::int64_t j0 = n0 - s.prefix, w = n1 - n0;
-  for (std::size_t k = 0; k < primitives; ++k)
-    if (!run_of(program[k], 0, j0)) return false;
+  if (s.max_stack > kDepth) return false;
+  for (const State::Op& op : program)
+    if (op.kind != MaskKind::And && op.kind != MaskKind::Or && !run_of(op, 0, j0)) return false;
+  // The program over runs clamped to the tile's columns: an And of runs is a run; an Or is one
+  // where they overlap or touch (a window beside the global keys it reaches), and a row where
+  // they do not sends the whole tile back to visible_tile.
+  std::array<Run, kDepth> stack;
   for (std::int64_t i = i0; i < i1; ++i) {
     const std::int64_t iq = i + s.query_offset;
-    std::int64_t lo = 0, hi = w;
-    for (std::size_t k = 0; k < primitives; ++k) {
-      const Run run = *run_of(program[k], iq, j0);
-      lo = std::max(lo, run.first);
-      hi = std::min(hi, run.last);
+    std::int32_t top = 0;
+    for (const State::Op& op : program) {
+      if (op.kind != MaskKind::And && op.kind != MaskKind::Or) {
+        const Run run = *run_of(op, iq, j0);
+        const std::int64_t lo = std::clamp(run.first, std::int64_t{0}, w);
+        stack[top++] = Run{lo, std::clamp(run.last, lo, w)};
+        continue;
+      }
+      top -= op.arity;
+      Run acc = stack[top];
+      for (std::int32_t k = 1; k < op.arity; ++k) {
+        const Run& run = stack[top + k];
+        if (op.kind == MaskKind::And) {
+          acc = Run{std::max(acc.first, run.first), std::min(acc.last, run.last)};
+        } else if (run.first < run.last) {
+          if (acc.first >= acc.last) {
+            acc = run;
+          } else {
+            if (run.last < acc.first || acc.last < run.first) return false;  // two runs
+            acc = Run{std::min(acc.first, run.first), std::max(acc.last, run.last)};
+          }
+        }
+      }
+      stack[top++] = acc;
     }
-    if (s.causal) hi = std::min(hi, iq - j0 + 1);
-    first[i - i0] = lo < hi ? lo : 0;
-    last[i - i0] = lo < hi ? hi : 0;
+    Run run = stack[0];
+    if (s.causal) run.last = std::min(run.last, iq - j0 + 1);
+    const bool sees = run.first < run.last;
+    first[i - i0] = sees ? run.first : 0;
+    last[i - i0] = sees ? run.last : 0;
   }
   return true;
 }

@@ -45,10 +45,11 @@ class PairRules {
                     std::int64_t n0, std::int64_t n1, std::uint8_t* out, std::int64_t ld) const;
 
   // The same tile as runs, when every row sees one run of keys in [n0, n1): columns
-  // [first[r], last[r]) from n0 for query i0 + r (0, 0 when it sees none). True for heads
-  // whose mask is a window, causal, global, blocks or all, or an And of them, with the call's
-  // causal flag, on keys past the prefix and without padding; false otherwise, leaving the
-  // arrays untouched (visible_tile then tells). O(rows): the fused kernel's edge tiles.
+  // [first[r], last[r]) from n0 for query i0 + r (0, 0 when it sees none). For heads whose mask
+  // is built from window, causal, global, blocks and all by And and Or, with the call's causal
+  // flag, on keys past the prefix and without padding; false for other heads, and for a tile
+  // where some row's keys form two runs (a window apart from the global keys), leaving the
+  // arrays of no use (visible_tile then tells). O(rows): the fused kernel's edge tiles.
   bool row_runs(std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t i1, std::int64_t n0,
                 std::int64_t n1, std::int64_t* first, std::int64_t* last) const;
 
