@@ -125,11 +125,13 @@ class Forward {
         // Dropout thins the weights that meet V, not the normaliser's sum.
         if (tile.weight_factors(b, h, i0 + r0, strip_rows, n0, cols, nullptr))
           tiles::multiply(s, ld, tile.factors(), ld, strip_rows, cols);
-        into_rows(strip_o, ldo, d, stats.written.data() + r0, strip_rows, [&](std::int64_t m0, std::int64_t m1, T beta) {
+        // Rows already written are rescaled, then added to; fresh ones are written.
+        const auto add_pv = [&](std::int64_t m0, std::int64_t m1, T beta) {
           if (beta != T(0)) tiles::scale_rows(strip_o + m0 * ldo, ldo, m1 - m0, d, stats.rescale.data() + r0 + m0);
           gemm(false, m1 - m0, d, cols, T(1), s + m0 * ld, ld, in_.v.at(b, h, n0), in_.v.ld(), beta,
                strip_o + m0 * ldo, ldo);
-        });
+        };
+        into_rows(strip_o, ldo, d, stats.written.data() + r0, strip_rows, add_pv);
       }
     }
     zero_unwritten(o, ldo, d, stats.written.data(), rows);

@@ -180,10 +180,13 @@ const std::vector<Strip>& ScoreTile<T>::strips(std::int64_t b, std::int64_t h, s
     for (std::int64_t r = 0; r < rows; ++r) {
       const auto* row = visible_.data() + r * ld_;
       const auto* first = static_cast<const std::uint8_t*>(std::memchr(row, 1, static_cast<std::size_t>(cols)));
+      if (first == nullptr) {
+        run_first_[r] = run_last_[r] = 0;
+        continue;
+      }
       const auto* last =
-          first ? static_cast<const std::uint8_t*>(memrchr(first, 1, static_cast<std::size_t>(row + cols - first)))
-                : row - 1;
-      run_first_[r] = first ? first - row : 0;
+          static_cast<const std::uint8_t*>(memrchr(first, 1, static_cast<std::size_t>(row + cols - first)));
+      run_first_[r] = first - row;  // the hull of what the row sees; the bytes stay the predicate
       run_last_[r] = last + 1 - row;
     }
   }
