@@ -4,6 +4,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <string>
 
 #include "strata/attn/pair_rules.h"
 #include "random_calls.h"
@@ -113,9 +114,24 @@ TEST(PairRules, ElementRuleOnHandExamples) {
             "10100");  // key 3 is padding
 }
 
-TEST(PairRules, VisibleTileMatchesElementRule) {
-  std::mt19937 rng(7);
-  for (int trial = 0; trial < 150; ++trial) {
+// A random tile [i0, i1) x [n0, n1) of one (batch item, head) of a random call.
+struct RandomTile {
+  int trial;
+  const test::RandomCall& call;
+  const PairRules& rules;
+  std::int64_t b, h, i0, i1, n0, n1;
+  std::string where(std::int64_t i, std::int64_t n) const {
+    return "trial " + std::to_string(trial) + " b " + std::to_string(b) + " h " + std::to_string(h) + " i " +
+           std::to_string(i) + " n " + std::to_string(n) + " mask " + to_string(call.spec.head(h).mask);
+  }
+};
+
+// check(tile) on a random tile of every (batch item, head) of `trials` random calls, until a
+// check fails.
+template <class Check>
+void for_random_tiles(unsigned seed, int trials, const Check& check) {
+  std::mt19937 rng(seed);
+  for (int trial = 0; trial < trials; ++trial) {
     const auto r = test::random_call(rng);
     const PairRules rules(r->call);
     for (std::int64_t b = 0; b < rules.batch(); ++b)
@@ -124,51 +140,44 @@ TEST(PairRules, VisibleTileMatchesElementRule) {
         const std::int64_t i1 = test::uniform(rng, i0 + 1, rules.queries());
         const std::int64_t n0 = test::uniform(rng, 0, rules.keys() - 1);
         const std::int64_t n1 = test::uniform(rng, n0 + 1, rules.keys());
-        const std::int64_t ld = n1 - n0 + 3;
-        std::vector<std::uint8_t> tile((i1 - i0) * ld, 7);
-        rules.visible_tile(b, h, i0, i1, n0, n1, tile.data(), ld);
-        for (std::int64_t i = i0; i < i1; ++i) {
-          for (std::int64_t n = n0; n < n1; ++n)
-            ASSERT_EQ(tile[(i - i0) * ld + n - n0], rules.visible(b, h, i, n) ? 1 : 0)
-                << "trial " << trial << " b " << b << " h " << h << " i " << i << " n " << n
-                << " mask " << to_string(r->spec.head(h).mask);
-          for (std::int64_t c = n1 - n0; c < ld; ++c) ASSERT_EQ(tile[(i - i0) * ld + c], 7);
-        }
+        check(RandomTile{trial, *r, rules, b, h, i0, i1, n0, n1});
+        if (::testing::Test::HasFatalFailure()) return;
       }
   }
 }
 
+TEST(PairRules, VisibleTileMatchesElementRule) {
+  for_random_tiles(7, 150, [](const RandomTile& t) {
+    const std::int64_t ld = t.n1 - t.n0 + 3;
+    std::vector<std::uint8_t> tile((t.i1 - t.i0) * ld, 7);
+    t.rules.visible_tile(t.b, t.h, t.i0, t.i1, t.n0, t.n1, tile.data(), ld);
+    for (std::int64_t i = t.i0; i < t.i1; ++i) {
+      for (std::int64_t n = t.n0; n < t.n1; ++n)
+        ASSERT_EQ(tile[(i - t.i0) * ld + n - t.n0], t.rules.visible(t.b, t.h, i, n) ? 1 : 0) << t.where(i, n);
+      for (std::int64_t c = t.n1 - t.n0; c < ld; ++c) ASSERT_EQ(tile[(i - t.i0) * ld + c], 7);
+    }
+  });
+}
+
 // Where row_runs() describes a tile, each row's visible keys are exactly its run; it
-// describes window, causal, global and blocks heads and Ands of them (no padding, keys past
-// the prefix), and declines the rest.
+// describes window, causal, global and blocks heads, Ands of them and Ors where their runs
+// touch (no padding, keys past the prefix), and declines the rest.
 TEST(PairRules, RowRunsAreTheVisibleKeysWhereTheyApply) {
-  std::mt19937 rng(11);
   int described = 0, declined = 0;
-  for (int trial = 0; trial < 300; ++trial) {
-    const auto r = test::random_call(rng);
-    const PairRules rules(r->call);
-    for (std::int64_t b = 0; b < rules.batch(); ++b)
-      for (std::int64_t h = 0; h < rules.heads(); ++h) {
-        const std::int64_t i0 = test::uniform(rng, 0, rules.queries() - 1);
-        const std::int64_t i1 = test::uniform(rng, i0 + 1, rules.queries());
-        const std::int64_t n0 = test::uniform(rng, 0, rules.keys() - 1);
-        const std::int64_t n1 = test::uniform(rng, n0 + 1, rules.keys());
-        std::vector<std::int64_t> first(i1 - i0, -7), last(i1 - i0, -7);
-        if (!rules.row_runs(b, h, i0, i1, n0, n1, first.data(), last.data())) {
-          ++declined;
-          continue;
-        }
-        ++described;
-        for (std::int64_t i = i0; i < i1; ++i) {
-          const std::int64_t lo = first[i - i0], hi = last[i - i0];
-          ASSERT_TRUE(0 <= lo && lo <= hi && hi <= n1 - n0 && (lo < hi || lo == 0));
-          for (std::int64_t n = n0; n < n1; ++n)
-            ASSERT_EQ(rules.visible(b, h, i, n), lo <= n - n0 && n - n0 < hi)
-                << "trial " << trial << " b " << b << " h " << h << " i " << i << " n " << n
-                << " mask " << to_string(r->spec.head(h).mask);
-        }
-      }
-  }
+  for_random_tiles(11, 300, [&](const RandomTile& t) {
+    std::vector<std::int64_t> first(t.i1 - t.i0, -7), last(t.i1 - t.i0, -7);
+    if (!t.rules.row_runs(t.b, t.h, t.i0, t.i1, t.n0, t.n1, first.data(), last.data())) {
+      ++declined;
+      return;
+    }
+    ++described;
+    for (std::int64_t i = t.i0; i < t.i1; ++i) {
+      const std::int64_t lo = first[i - t.i0], hi = last[i - t.i0];
+      ASSERT_TRUE(0 <= lo && lo <= hi && hi <= t.n1 - t.n0 && (lo < hi || lo == 0)) << t.where(i, t.n0);
+      for (std::int64_t n = t.n0; n < t.n1; ++n)
+        ASSERT_EQ(t.rules.visible(t.b, t.h, i, n), lo <= n - t.n0 && n - t.n0 < hi) << t.where(i, n);
+    }
+  });
   EXPECT_GT(described, 30);
   EXPECT_GT(declined, 30);
 
