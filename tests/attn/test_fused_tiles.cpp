@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "random_calls.h"
 #include "strata/attn/counter_random.h"
 #include "attn/kernels/fused_plan.h"
 #include "attn/kernels/fused_tiles.h"
@@ -271,6 +272,84 @@ TEST(FusedTiles, AddConstantAndSumOverATileWithALeadingDimension) {
   EXPECT_FLOAT_EQ(x[19], 1.0f);  // the padding stays
   // sum over 57 values 0.5 .. 56.5, padding excluded
   EXPECT_FLOAT_EQ(sum(x.data(), 21, 3, 19), 57 * 28.5f);
+}
+
+// strips_of() covers each row's run with a strip of that row (strips in row order, 16-column
+// vectors saving a fifth at least), or gives one whole strip, or none when no row sees a key.
+TEST(FusedTiles, StripsCoverEveryRowsRun) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 400; ++trial) {
+    const std::int64_t rows = test::uniform(rng, 1, 40), cols = test::uniform(rng, 1, 70);
+    std::vector<std::int64_t> first(rows), last(rows);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      first[r] = test::uniform(rng, 0, cols);
+      last[r] = test::coin(rng, 0.2) ? first[r] : test::uniform(rng, first[r], cols);
+    }
+    std::vector<Strip> strips(strips_per_tile(rows));
+    strips.resize(strips_of(first.data(), last.data(), rows, cols, strips.data()));
+    const bool any = std::any_of(first.begin(), first.end(), [&, r = 0](std::int64_t f) mutable { return f < last[r++]; });
+    ASSERT_EQ(strips.empty(), !any) << "trial " << trial;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      if (first[r] == last[r]) continue;
+      const auto covers = [&](const Strip& s) {
+        return s.r0 <= r && r < s.r0 + s.rows && s.lo <= first[r] && last[r] <= s.lo + s.cols;
+      };
+      ASSERT_TRUE(std::any_of(strips.begin(), strips.end(), covers)) << "trial " << trial << " row " << r;
+    }
+    if (strips.size() == 1 && strips[0].rows == rows && strips[0].cols == cols) continue;  // whole
+    std::int64_t vectors = 0;
+    for (const Strip& s : strips) vectors += s.rows * ((s.cols + 15) / 16);
+    EXPECT_LT(5 * vectors, 4 * rows * ((cols + 15) / 16)) << "trial " << trial;
+  }
+}
+
+// The plan's edge tiles are, for every batch item and head of a group, the runs row_runs()
+// gives that item and head, and the strips of them; tiles where it declines are not kept.
+TEST(FusedTiles, EdgeTilesAreEveryItemsAndHeadsRowRuns) {
+  std::mt19937 rng(9);
+  int kept = 0, left = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    const auto r = test::random_call(rng, {.max_batch = 3, .max_len = 60});
+    PairRules rules(r->call);
+    BlockMask mask = compile_block_mask(rules, test::uniform(rng, 1, 20), test::uniform(rng, 1, 20));
+    const FusedPlan plan(std::move(rules), std::move(mask), r->call);
+    const BlockMask& m = plan.mask;
+    std::vector<std::int64_t> first(m.q_tile), last(m.q_tile);
+    std::vector<Strip> strips(strips_per_tile(m.q_tile));
+    for (std::int64_t b = 0; b < plan.batch; ++b)
+      for (std::int64_t h = 0; h < plan.heads; ++h) {
+        if (plan.head[h].fixed()) continue;
+        for (std::int64_t qt = 0; qt < m.q_tiles; ++qt) {
+          const std::int64_t row = plan.mask_row(b, h, qt), i0 = m.q_begin(qt), rows = m.q_rows(qt);
+          for (std::int64_t e = m.row_begin[row]; e < m.row_begin[row + 1]; ++e) {
+            const std::int64_t n0 = m.k_begin(m.tile[e]), cols = m.k_cols(m.tile[e]);
+            const auto edge = plan.edges.find(m, b, plan.head[h].group, qt, e);
+            const bool runs =
+                !m.full[e] && plan.rules.row_runs(b, h, i0, i0 + rows, n0, n0 + cols, first.data(), last.data());
+            const std::string where = "trial " + std::to_string(trial) + " b " + std::to_string(b) + " h " +
+                                      std::to_string(h) + " qt " + std::to_string(qt) + " e " + std::to_string(e);
+            ASSERT_EQ(edge.has_value(), runs) << where;
+            if (!runs) {
+              left += !m.full[e];
+              continue;
+            }
+            ++kept;
+            EXPECT_EQ(std::vector<std::int64_t>(edge->first, edge->first + rows),
+                      std::vector<std::int64_t>(first.begin(), first.begin() + rows)) << where;
+            EXPECT_EQ(std::vector<std::int64_t>(edge->last, edge->last + rows),
+                      std::vector<std::int64_t>(last.begin(), last.begin() + rows)) << where;
+            const std::int64_t count = strips_of(first.data(), last.data(), rows, cols, strips.data());
+            ASSERT_EQ(static_cast<std::int64_t>(edge->strips.size()), count) << where;
+            for (std::int64_t k = 0; k < count; ++k) {
+              const Strip &a = edge->strips[k], &want = strips[k];
+              EXPECT_TRUE(a.r0 == want.r0 && a.rows == want.rows && a.lo == want.lo && a.cols == want.cols) << where;
+            }
+          }
+        }
+      }
+  }
+  EXPECT_GT(kept, 100);
+  EXPECT_GT(left, 100);
 }
 
 }  // namespace

@@ -152,8 +152,8 @@ class Backward {
 
     scratch.dq_written.assign(rows, 0);
     for (std::int64_t e = p_.mask.row_begin[row]; e < p_.mask.row_begin[row + 1]; ++e) {
-      const std::int64_t tile_n0 = p_.k_begin(p_.mask.tile[e]), tile_cols = p_.k_cols(p_.mask.tile[e]);
-      for (const Strip& strip : tile.strips(b, h, i0, rows, tile_n0, tile_cols, !p_.mask.full[e]))
+      const std::int64_t tile_n0 = p_.k_begin(p_.mask.tile[e]);
+      for (const Strip& strip : tile.strips(b, h, qt, e))
         strip_grads(tile, scratch, target, b, h, i0, tile_n0, strip);
     }
     zero_unwritten(row_at(g_.dq, b, h, i0), g_.dq.ld(), d, scratch.dq_written.data(), rows);

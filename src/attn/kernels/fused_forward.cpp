@@ -114,8 +114,8 @@ class Forward {
     std::fill_n(stats.sum.begin(), rows, T(0));
     std::fill_n(stats.written.begin(), rows, std::uint8_t{0});
     for (std::int64_t e = p_.mask.row_begin[row]; e < p_.mask.row_begin[row + 1]; ++e) {
-      const std::int64_t tile_n0 = p_.k_begin(p_.mask.tile[e]), tile_cols = p_.k_cols(p_.mask.tile[e]);
-      for (const Strip& strip : tile.strips(b, h, i0, rows, tile_n0, tile_cols, !p_.mask.full[e])) {
+      const std::int64_t tile_n0 = p_.k_begin(p_.mask.tile[e]);
+      for (const Strip& strip : tile.strips(b, h, qt, e)) {
         const std::int64_t r0 = strip.r0, strip_rows = strip.rows, n0 = tile_n0 + strip.lo, cols = strip.cols;
         tile.compute_strip(in_, b, h, strip);
         T* s = tile.scores();

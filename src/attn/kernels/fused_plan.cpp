@@ -1,5 +1,7 @@
 #include "fused_plan.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -94,6 +96,80 @@ FusedPlan::FusedPlan(PairRules rules_in, BlockMask mask_in, const AttentionCall&
   }
   votes_hold = query_votes(call);
   if (votes_hold.defined()) votes = votes_hold.data_ptr<std::uint8_t>();
+  std::vector<std::int64_t> group_head(mask.groups, -1);
+  for (std::int64_t h = heads - 1; h >= 0; --h)
+    if (!head[h].fixed()) group_head[head[h].group] = h;
+  edges = EdgeTiles(rules, mask, group_head);
+}
+
+std::int64_t strips_of(const std::int64_t* first, const std::int64_t* last, std::int64_t rows, std::int64_t cols,
+                       Strip* out) {
+  const auto vectors = [](std::int64_t c) { return (c + 15) / 16; };
+  std::int64_t count = 0, cost = 0;
+  for (std::int64_t r0 = 0; r0 < rows; r0 += kStripRows) {
+    const std::int64_t strip_rows = std::min(kStripRows, rows - r0);
+    std::int64_t lo = cols, hi = 0;
+    for (std::int64_t r = r0; r < r0 + strip_rows; ++r)
+      if (first[r] < last[r]) {
+        lo = std::min(lo, first[r]);
+        hi = std::max(hi, last[r]);
+      }
+    if (lo >= hi) continue;
+    out[count++] = {r0, strip_rows, lo, hi - lo};
+    cost += strip_rows * vectors(hi - lo);
+  }
+  if (count > 0 && 5 * cost >= 4 * rows * vectors(cols)) {
+    out[0] = {0, rows, 0, cols};
+    count = 1;
+  }
+  return count;
+}
+
+EdgeTiles::EdgeTiles(const PairRules& rules, const BlockMask& mask, const std::vector<std::int64_t>& group_head)
+    : rows_(mask.q_tile), max_strips_(strips_per_tile(mask.q_tile)) {
+  if (mask.batch == 0) return;
+  const std::int64_t item_rows = mask.groups * mask.q_tiles;  // batch item 0's rows come first
+  slot_.assign(static_cast<std::size_t>(mask.row_begin[item_rows]), -1);
+  std::int32_t slots = 0;
+  for (std::size_t e = 0; e < slot_.size(); ++e)
+    if (!mask.full[e]) slot_[e] = slots++;
+  first_.resize(static_cast<std::size_t>(slots * rows_));
+  last_.resize(first_.size());
+  strips_.resize(static_cast<std::size_t>(slots * max_strips_));
+  strip_count_.resize(static_cast<std::size_t>(slots));
+  at::parallel_for(0, item_rows, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t row = begin; row < end; ++row) {
+      const std::int64_t g = row / mask.q_tiles, qt = row % mask.q_tiles, h = group_head[g];
+      const std::int64_t i0 = mask.q_begin(qt), rows = mask.q_rows(qt);
+      for (std::int64_t e = mask.row_begin[row]; e < mask.row_begin[row + 1]; ++e) {
+        std::int32_t& slot = slot_[e];
+        if (slot < 0) continue;
+        const std::int64_t n0 = mask.k_begin(mask.tile[e]), cols = mask.k_cols(mask.tile[e]);
+        std::int64_t* first = first_.data() + slot * rows_;
+        std::int64_t* last = last_.data() + slot * rows_;
+        if (h < 0 || !rules.row_runs(0, h, i0, i0 + rows, n0, n0 + cols, first, last)) {
+          slot = -1;
+          continue;
+        }
+        strip_count_[slot] = strips_of(first, last, rows, cols, strips_.data() + slot * max_strips_);
+      }
+    }
+  });
+}
+
+std::optional<EdgeTile> EdgeTiles::find(const BlockMask& mask, std::int64_t b, std::int64_t g, std::int64_t qt,
+                                        std::int64_t e) const {
+  if (b > 0) {  // the same key tile in batch item 0's row
+    const std::int64_t row = mask.row(0, g, qt);
+    const auto begin = mask.tile.begin() + mask.row_begin[row], end = mask.tile.begin() + mask.row_begin[row + 1];
+    const auto at = std::lower_bound(begin, end, mask.tile[e]);
+    if (at == end || *at != mask.tile[e]) return std::nullopt;
+    e = at - mask.tile.begin();
+  }
+  const std::int32_t slot = slot_[e];
+  if (slot < 0) return std::nullopt;
+  return EdgeTile{first_.data() + slot * rows_, last_.data() + slot * rows_,
+                  {strips_.data() + slot * max_strips_, static_cast<std::size_t>(strip_count_[slot])}};
 }
 
 template <class T>
@@ -104,8 +180,9 @@ ScoreTile<T>::ScoreTile(const FusedPlan& plan)
       factors_(plan.mask.q_tile * ld_),
       relations_(plan.has_table ? plan.mask.q_tile * ld_ : 0),
       visible_(plan.mask.q_tile * ld_),
-      run_first_(plan.mask.q_tile),
-      run_last_(plan.mask.q_tile) {}
+      hull_first_(plan.mask.q_tile),
+      hull_last_(plan.mask.q_tile),
+      strips_(static_cast<std::size_t>(strips_per_tile(plan.mask.q_tile))) {}
 
 template <class T>
 void ScoreTile<T>::compute_into(T* s, const FusedInputs<T>& in, std::int64_t b, std::int64_t h,
@@ -124,8 +201,7 @@ void ScoreTile<T>::compute_strip(const FusedInputs<T>& in, std::int64_t b, std::
   unmasked_into(s, in, b, h, strips_i0_ + strip.r0, strip.rows, strips_n0_ + strip.lo, strip.cols);
   if (!strips_partial_) return;
   if (strips_runs_)
-    tiles::mask_outside_runs(s, ld_, run_first_.data() + strip.r0, run_last_.data() + strip.r0, strip.rows,
-                             strip.lo, strip.cols);
+    tiles::mask_outside_runs(s, ld_, first_ + strip.r0, last_ + strip.r0, strip.rows, strip.lo, strip.cols);
   else
     tiles::mask_hidden(s, ld_, visible_.data() + strip.r0 * ld_ + strip.lo, ld_, strip.rows, strip.cols);
 }
@@ -166,47 +242,38 @@ void ScoreTile<T>::unmasked_into(T* s, const FusedInputs<T>& in, std::int64_t b,
 }
 
 template <class T>
-const std::vector<Strip>& ScoreTile<T>::strips(std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t rows,
-                                               std::int64_t n0, std::int64_t cols, bool partial) {
-  const Strip whole{0, rows, 0, cols};
-  strips_.assign(1, whole);
+std::span<const Strip> ScoreTile<T>::strips(std::int64_t b, std::int64_t h, std::int64_t qt, std::int64_t e) {
+  const BlockMask& mask = plan_.mask;
+  const std::int64_t i0 = mask.q_begin(qt), rows = mask.q_rows(qt);
+  const std::int64_t n0 = mask.k_begin(mask.tile[e]), cols = mask.k_cols(mask.tile[e]);
   strips_i0_ = i0;
   strips_n0_ = n0;
-  strips_partial_ = partial;
-  if (!partial) return strips_;
-  strips_runs_ = plan_.rules.row_runs(b, h, i0, i0 + rows, n0, n0 + cols, run_first_.data(), run_last_.data());
-  if (!strips_runs_) {
-    plan_.rules.visible_tile(b, h, i0, i0 + rows, n0, n0 + cols, visible_.data(), ld_);
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const auto* row = visible_.data() + r * ld_;
-      const auto* first = static_cast<const std::uint8_t*>(std::memchr(row, 1, static_cast<std::size_t>(cols)));
-      if (first == nullptr) {
-        run_first_[r] = run_last_[r] = 0;
-        continue;
-      }
-      const auto* last =
-          static_cast<const std::uint8_t*>(memrchr(first, 1, static_cast<std::size_t>(row + cols - first)));
-      run_first_[r] = first - row;  // the hull of what the row sees; the bytes stay the predicate
-      run_last_[r] = last + 1 - row;
+  strips_partial_ = !mask.full[e];
+  if (!strips_partial_) {
+    strips_[0] = {0, rows, 0, cols};
+    return {strips_.data(), 1};
+  }
+  if (const auto edge = plan_.edges.find(mask, b, plan_.head[h].group, qt, e)) {
+    strips_runs_ = true;
+    first_ = edge->first;
+    last_ = edge->last;
+    return edge->strips;
+  }
+  strips_runs_ = false;
+  plan_.rules.visible_tile(b, h, i0, i0 + rows, n0, n0 + cols, visible_.data(), ld_);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const auto* row = visible_.data() + r * ld_;
+    const auto* first = static_cast<const std::uint8_t*>(std::memchr(row, 1, static_cast<std::size_t>(cols)));
+    if (first == nullptr) {
+      hull_first_[r] = hull_last_[r] = 0;
+      continue;
     }
+    const auto* last = static_cast<const std::uint8_t*>(memrchr(first, 1, static_cast<std::size_t>(row + cols - first)));
+    hull_first_[r] = first - row;  // the hull of what the row sees; the bytes stay the predicate
+    hull_last_[r] = last + 1 - row;
   }
-  auto vectors = [](std::int64_t c) { return (c + 15) / 16; };
-  strips_.clear();
-  std::int64_t cost = 0;
-  for (std::int64_t r0 = 0; r0 < rows; r0 += kStripRows) {
-    const std::int64_t strip_rows = std::min(kStripRows, rows - r0);
-    std::int64_t lo = cols, hi = 0;
-    for (std::int64_t r = r0; r < r0 + strip_rows; ++r)
-      if (run_first_[r] < run_last_[r]) {
-        lo = std::min(lo, run_first_[r]);
-        hi = std::max(hi, run_last_[r]);
-      }
-    if (lo >= hi) continue;
-    strips_.push_back({r0, strip_rows, lo, hi - lo});
-    cost += strip_rows * vectors(hi - lo);
-  }
-  if (!strips_.empty() && 5 * cost >= 4 * rows * vectors(cols)) strips_.assign(1, whole);
-  return strips_;
+  return {strips_.data(), static_cast<std::size_t>(strips_of(hull_first_.data(), hull_last_.data(), rows, cols,
+                                                             strips_.data()))};
 }
 
 template <class T>

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "strata/attn/counter_random.h"
@@ -24,6 +25,58 @@ struct FusedHead {
   double inv_tau = 1.0;  // Gumbel
   double top_p = 1.0;    // TopP
   bool fixed() const { return group < 0; }
+};
+
+// Rows [r0, r0 + rows) of a tile over its columns [lo, lo + cols): a part of a partial tile
+// that the kernel runs as a tile of its own.
+struct Strip {
+  std::int64_t r0, rows, lo, cols;
+};
+
+// A partial tile is run in strips of kStripRows rows (two of the micro-kernel's row blocks),
+// each over the columns its rows see, unless that saves under a fifth of the tile's 16-column
+// vectors, when it runs whole. A window's edge cuts its tiles diagonally, so a whole tile
+// computes twice the pairs it shows; in strips, about 1.2 times.
+constexpr std::int64_t kStripRows = 12;
+constexpr std::int64_t strips_per_tile(std::int64_t rows) { return (rows + kStripRows - 1) / kStripRows; }
+
+// The strips of a `rows` x `cols` partial tile whose row r sees columns first[r] .. last[r]
+// (at most, or exactly: the predicate still decides), written to `out` (room for
+// strips_per_tile(rows)); returns how many: 0 when no row sees anything, 1 whole strip when
+// strips save too little.
+std::int64_t strips_of(const std::int64_t* first, const std::int64_t* last, std::int64_t rows, std::int64_t cols,
+                       Strip* out);
+
+// A partial tile whose every row sees one run of keys: the runs (tile columns), and its strips.
+struct EdgeTile {
+  const std::int64_t* first;
+  const std::int64_t* last;
+  std::span<const Strip> strips;
+};
+
+// The block mask's partial tiles whose rows are runs (PairRules::row_runs), worked out once a
+// call: runs depend on neither the batch item nor the head within a group, and forward and
+// backward visit the same tiles, so working them out per (batch item, head, pass) did the
+// same work 2 B H times over (1 % of a window's time at L = 1,024). Kept for batch item 0's
+// rows of the block mask, which every item's rows repeat when runs apply (runs decline for
+// padding, the one thing that tells items apart).
+class EdgeTiles {
+ public:
+  EdgeTiles() = default;
+  // `group_head`: a head of each group of the block mask.
+  EdgeTiles(const PairRules& rules, const BlockMask& mask, const std::vector<std::int64_t>& group_head);
+
+  // The entry e of block-mask row (b, g, qt) (key tile mask.tile[e]), when partial and its
+  // rows are runs; nullopt otherwise (the byte predicate decides).
+  std::optional<EdgeTile> find(const BlockMask& mask, std::int64_t b, std::int64_t g, std::int64_t qt,
+                               std::int64_t e) const;
+
+ private:
+  std::int64_t rows_ = 0, max_strips_ = 0;  // a tile's rows (q_tile) and strips at most
+  std::vector<std::int32_t> slot_;          // per entry of batch item 0's rows: its tile's slot, or -1
+  std::vector<std::int64_t> first_, last_;  // [slot][rows_]
+  std::vector<Strip> strips_;               // [slot][max_strips_]
+  std::vector<std::int64_t> strip_count_;   // [slot]
 };
 
 struct FusedPlan {
@@ -45,6 +98,7 @@ struct FusedPlan {
   // when every query's do.
   const std::uint8_t* votes = nullptr;
   at::Tensor votes_hold;
+  EdgeTiles edges;
 
   FusedPlan(PairRules rules, BlockMask mask, const AttentionCall& call);
 
@@ -165,27 +219,16 @@ class HeadTranspose {
   std::int64_t capacity_ = 0;  // elements buffer_ holds
 };
 
-// Rows [r0, r0 + rows) of a tile over its columns [lo, lo + cols): a part of a partial tile
-// that the kernel runs as a tile of its own.
-struct Strip {
-  std::int64_t r0, rows, lo, cols;
-};
-
 // Scratch for one score tile, owned by one thread: O(tile²) memory.
 template <class T>
 class ScoreTile {
  public:
   explicit ScoreTile(const FusedPlan& plan);
 
-  // How to run the tile of query rows [i0, i0 + rows) and keys [n0, n0 + cols): a full tile
-  // whole, a partial one in strips of kStripRows rows, each over the columns its rows see
-  // (strips that see nothing left out; none at all when the tile shows nothing), unless that
-  // saves under a fifth of its 16-column vectors, when it runs whole too. A window's edge
-  // cuts its tiles diagonally, so a whole tile computes twice the pairs it shows; in strips,
-  // about 1.2 times. Every strip is partial: it still evaluates the predicate.
-  static constexpr std::int64_t kStripRows = 12;  // two of the micro-kernel's row blocks
-  const std::vector<Strip>& strips(std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t rows,
-                                   std::int64_t n0, std::int64_t cols, bool partial);
+  // How to run entry e of the block-mask row of (b, h, query tile qt): a full tile whole, a
+  // partial one in strips (strips_of; none at all when the tile shows nothing). Every strip
+  // of a partial tile is partial: it still evaluates the predicate.
+  std::span<const Strip> strips(std::int64_t b, std::int64_t h, std::int64_t qt, std::int64_t e);
 
   // Fills scores() for one of the strips the last strips() returned: the values the
   // normaliser sees, -inf where hidden (by the predicate strips() evaluated, on a partial
@@ -231,12 +274,14 @@ class ScoreTile {
   std::vector<std::int32_t> relations_;
   std::optional<std::int32_t> uniform_relation_;  // the last tile's, when it had one
   std::vector<std::uint8_t> visible_;
-  std::vector<std::int64_t> run_first_, run_last_;  // each row's first and last + 1 visible column
+  std::vector<std::int64_t> hull_first_, hull_last_;  // a byte-predicate tile row's first and last + 1 visible column
   // The last strips(): its tile's first query and key, whether it was partial, and if so
-  // whether its rows are runs (run_first_ and run_last_ then hold them; visible_, the
-  // predicate, otherwise), and the strips.
+  // whether its rows are runs (first_ and last_ then point at the plan's; visible_, the
+  // predicate, decides otherwise), and the strips when not the plan's.
   std::int64_t strips_i0_ = 0, strips_n0_ = 0;
   bool strips_partial_ = false, strips_runs_ = false;
+  const std::int64_t* first_ = nullptr;
+  const std::int64_t* last_ = nullptr;
   std::vector<Strip> strips_;
 };
 
