@@ -260,26 +260,6 @@ void push_tile_starts(std::vector<std::int64_t>& start, std::int64_t first, std:
   }
 }
 
-// Joins neighbouring tiles of start[from..] (the last ending at `end`) while the joined tile
-// has no cut inside it and is at most `wide`: the pieces of a section longer than a query tile
-// become one key tile, while tiles that hold packed short spans (sentences), or a span's end and
-// the spans packed after it, stay as they are. Each joined tile lies inside one span, so it
-// still meets the query tiles whole.
-void join_inside_spans(std::vector<std::int64_t>& start, std::size_t from, std::int64_t end,
-                       const std::vector<std::int64_t>& cuts, std::int64_t wide) {
-  std::vector<std::int64_t> joined(start.begin(), start.begin() + static_cast<std::ptrdiff_t>(from));
-  for (std::size_t i = from; i < start.size(); ++i) {
-    const std::int64_t tile_end = i + 1 < start.size() ? start[i + 1] : end;
-    if (joined.size() > from) {
-      const std::int64_t begin = joined.back();
-      const auto next_cut = std::upper_bound(cuts.begin(), cuts.end(), begin);
-      if ((next_cut == cuts.end() || *next_cut >= tile_end) && tile_end - begin <= wide) continue;
-    }
-    joined.push_back(start[i]);
-  }
-  start = std::move(joined);
-}
-
 std::vector<std::int64_t> query_starts(const State& s, std::int64_t q_tile) {
   std::vector<std::int64_t> start;
   push_tile_starts(start, 0, s.lq, q_tile, shared_changes(s.query, cut_fields(s), s.batch, s.lq));
@@ -287,25 +267,11 @@ std::vector<std::int64_t> query_starts(const State& s, std::int64_t q_tile) {
   return start;
 }
 
-// The keys proper's tile starts, from `first` (the P prefix slots) on: with cuts, as the
-// queries are tiled (at most q_tile, so that a query tile of packed short spans meets a key tile
-// of the same spans, full), then a long span's pieces joined up to k_tile; without, a grid of
-// k_tile.
-void push_key_tile_starts(std::vector<std::int64_t>& start, std::int64_t first, std::int64_t length,
-                          std::int64_t q_tile, std::int64_t k_tile, const std::vector<std::int64_t>& cuts) {
-  if (cuts.empty()) return push_tile_starts(start, first, length, k_tile, {});
-  const std::size_t from = start.size();
-  push_tile_starts(start, first, length, std::min(q_tile, k_tile), cuts);
-  std::vector<std::int64_t> at(cuts);
-  for (std::int64_t& c : at) c += first;
-  join_inside_spans(start, from, first + length, at, k_tile);
-}
-
-// BlockMask::key_start: the keys proper as push_key_tile_starts tiles them, and when some mask
-// reads prefix_block, the prefix slots cut where their group changes (and every k_tile), so
-// that a query tile of one segment finds every prefix tile full or empty. Without either cut,
-// one grid runs over prefix slots and keys alike.
-std::vector<std::int64_t> key_starts(const State& s, std::int64_t q_tile, std::int64_t k_tile) {
+// BlockMask::key_start: as query_starts over the keys proper, and when some mask reads
+// prefix_block, the prefix slots cut where their group changes (and every k_tile), so that a
+// query tile of one segment finds every prefix tile full or empty. Without either cut, one
+// grid runs over prefix slots and keys alike.
+std::vector<std::int64_t> key_starts(const State& s, std::int64_t k_tile) {
   bool blocking = false;
   for (const std::vector<State::Op>& program : s.programs)
     for (const State::Op& op : program) blocking = blocking || op.kind == MaskKind::PrefixBlock;
@@ -319,10 +285,10 @@ std::vector<std::int64_t> key_starts(const State& s, std::int64_t q_tile, std::i
       while (++n < s.prefix && n - first < k_tile && group[n] == group[first]) {
       }
     }
-    push_key_tile_starts(start, s.prefix, s.lk, q_tile, k_tile, cuts);
+    push_tile_starts(start, s.prefix, s.lk, k_tile, cuts);
   } else if (!cuts.empty()) {
     push_tile_starts(start, 0, s.prefix, k_tile, {});
-    push_key_tile_starts(start, s.prefix, s.lk, q_tile, k_tile, cuts);
+    push_tile_starts(start, s.prefix, s.lk, k_tile, cuts);
   } else {
     push_tile_starts(start, 0, s.prefix + s.lk, k_tile, {});
   }
@@ -371,7 +337,7 @@ BlockMask compile_block_mask(const PairRules& rules, std::int64_t q_tile, std::i
   mask.groups = static_cast<std::int64_t>(s.programs.size());
   mask.query_start = query_starts(s, q_tile);
   mask.q_tiles = static_cast<std::int64_t>(mask.query_start.size()) - 1;
-  mask.key_start = key_starts(s, q_tile, k_tile);
+  mask.key_start = key_starts(s, k_tile);
   mask.k_tiles = static_cast<std::int64_t>(mask.key_start.size()) - 1;
   mask.lq = s.lq;
   mask.lk = s.prefix + s.lk;

@@ -178,8 +178,8 @@ TEST(BlockMask, LongSectionsGiveFullTiles) {
   EXPECT_EQ(tiles(m, 0, 0, 0), "FF......");
   EXPECT_EQ(tiles(m, 0, 0, 5), "....FF..");
   EXPECT_DOUBLE_EQ(m.tile_density(), 0.25);
-  // Key tiles restart at each section (as the queries, 16 wide: two pieces of 16 are wider than
-  // 24 joined), so even the negation finds every tile full or absent.
+  // Key tiles of 24 restart at each section (0 24 32 56 64 88 96 120), so even the negation
+  // finds every tile full or absent.
   spec.heads[0].mask = !Mask::of(MaskKind::SameSection);
   EXPECT_EQ(tiles(compile_block_mask(call, 16, 24), 0, 0, 1), "..FFFFFF");
 }
@@ -237,31 +237,6 @@ TEST(BlockMask, ShortSectionsPackedWholeIntoTiles) {
   // The packed tile sees its own three sentences: partial on its own tile only.
   EXPECT_EQ(tiles(m, 0, 0, 0), "p..");
   EXPECT_EQ(tiles(m, 0, 0, 1), ".Fp");
-}
-
-// With the default 64 x 192 tiles, a section longer than a query tile is cut into query tiles
-// of 64 but its pieces are joined into key tiles up to 192 (fewer, wider tile products), each
-// inside one section; spans packed whole into a tile keep the queries' tiling.
-TEST(BlockMask, KeyTilesJoinALongSpansPieces) {
-  SelfCall sections({.section = spans({146, 300, 100})}, Mask::of(MaskKind::SameSection));
-  const BlockMask m = compile_block_mask(sections.call);
-  EXPECT_EQ(m.query_start, (std::vector<std::int64_t>{0, 64, 128, 146, 210, 274, 338, 402, 446, 510, 546}));
-  EXPECT_EQ(m.key_start, (std::vector<std::int64_t>{0, 146, 338, 446, 546}));
-  EXPECT_EQ(tiles(m, 0, 0, 2), "F...");
-  EXPECT_EQ(tiles(m, 0, 0, 3), ".FF.");
-  EXPECT_EQ(tiles(m, 0, 0, 9), "...F");
-  EXPECT_EQ(m.partial_density(), 0.0);
-
-  SelfCall sentences({.sentence = spans(std::vector<int>(8, 24))}, Mask::of(MaskKind::SameSentence));
-  const BlockMask packed = compile_block_mask(sentences.call);
-  EXPECT_EQ(packed.query_start, (std::vector<std::int64_t>{0, 48, 96, 144, 192}));
-  EXPECT_EQ(packed.key_start, packed.query_start);
-  EXPECT_EQ(tiles(packed, 0, 0, 1), ".p..");
-
-  // No field to cut at: a plain grid of 192 keys.
-  sections.spec.heads[0].mask = Mask::window(8, 8);
-  EXPECT_EQ(compile_block_mask(sections.call).key_start,
-            (std::vector<std::int64_t>{0, 192, 384, 546}));
 }
 
 // Tiles are shared by the batch: only a boundary every item has cuts them.
@@ -345,7 +320,7 @@ TEST(BlockMask, PrefixBlockSkipsOtherGroupsTiles) {
   LayerSpec spec;
   spec.heads[0].mask = Mask::of(MaskKind::PrefixBlock);
   call.spec = &spec;
-  const BlockMask m = compile_block_mask(call, 64, 64);
+  const BlockMask m = compile_block_mask(call);
   ASSERT_EQ(m.k_tiles, 19);
   EXPECT_EQ(std::vector<std::int64_t>(m.key_start.begin(), m.key_start.begin() + 5),
             (std::vector<std::int64_t>{0, 34, 67, 100, 164}));

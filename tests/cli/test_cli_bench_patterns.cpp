@@ -34,17 +34,16 @@ TEST_F(CliBenchPatterns, HelpNamesItsOptions) {
 
 TEST_F(CliBenchPatterns, QuickReportsEveryCaseItsSparsityAndWhereTheTimeGoes) {
   const fs::path json = dir_ / "bench.json";
-  // 512 tokens, not --quick's 256: three key tiles of (up to) 192, so token order has tiles to skip.
-  const Result r = run("bench patterns --quick --length 512 --threads 1 --json " + json.string());
+  const Result r = run("bench patterns --quick --threads 1 --json " + json.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(slurp(json));
   EXPECT_EQ(j["benchmark"], "patterns");
-  EXPECT_EQ(j["length"], 512);
+  EXPECT_EQ(j["length"], 256);
   EXPECT_EQ(j["layers"], 2);
   EXPECT_EQ(j["heads"], 8);
   EXPECT_EQ(j["patterned"], 8);
   EXPECT_EQ(j["d_ff"], 4 * j["d_model"].get<int>());
-  EXPECT_EQ(j["document"]["tokens"], 512);
+  EXPECT_EQ(j["document"]["tokens"], 256);
   // A text-like page: sentences of 8 to 40 tokens, words that repeat and words seen once.
   EXPECT_GE(j["document"]["shortest_sentence_tokens"].get<int>(), 8);
   EXPECT_LE(j["document"]["longest_sentence_tokens"].get<int>(), 40);

@@ -14,15 +14,8 @@ namespace strata::attn {
 
 struct AttentionCall;
 
-// The widest tiles compile_block_mask makes unless told. Key tiles are three query tiles wide:
-// a query row then meets a third as many key tiles, so a third as many online-softmax
-// rescales and tile products, while its score tile (64 x 192 fp32, 48 KB) stays as small as
-// a core's L1. Measured against 64 x 64 in docs/results/speed.md (fused dense fwd + bwd 3 %
-// faster at L = 1,024, 5 % at 4,096).
-inline constexpr std::int64_t kQueryTile = 64, kKeyTile = 192;
-
 struct BlockMask {
-  std::int64_t q_tile = kQueryTile, k_tile = kKeyTile;  // the widest a tile may be
+  std::int64_t q_tile = 64, k_tile = 64;  // the widest a tile may be
   std::int64_t batch = 0, groups = 0, q_tiles = 0, k_tiles = 0;
   std::int64_t lq = 0, lk = 0;  // queries; keys including the P prefix slots
   // Query tile qt covers queries [query_start[qt], query_start[qt + 1]) (q_tiles + 1 entries,
@@ -32,10 +25,8 @@ struct BlockMask {
   // - where a mask compares a layout field by equality (same_section, ...) or the bias is
   //   section-level, tiles are cut where that field changes in every item of the batch, so a
   //   tile lies inside one section and meets another section's tiles whole (full or absent)
-  //   instead of partially. A section longer than a tile is cut on a grid of full tiles, its
-  //   last piece shorter; sections shorter than one are packed whole into one tile. Keys are
-  //   tiled there as queries are (at most min(q_tile, k_tile)), so packed short spans meet
-  //   whole, and then the pieces of one long span are joined into key tiles up to k_tile.
+  //   instead of partially. A section longer than a tile is cut into equal pieces; sections
+  //   shorter than one are packed whole into one tile.
   // - when a mask blocks prefix slots (prefix_block), the P slots are cut at every change of
   //   segment group and the keys proper start a tile of their own at P, so that a query tile
   //   of one segment skips the other groups' slots whole.
@@ -63,7 +54,7 @@ struct BlockMask {
   double partial_density(std::int64_t g = -1) const;
 };
 
-BlockMask compile_block_mask(const AttentionCall& call, std::int64_t q_tile = kQueryTile,
-                             std::int64_t k_tile = kKeyTile);
+BlockMask compile_block_mask(const AttentionCall& call, std::int64_t q_tile = 64,
+                             std::int64_t k_tile = 64);
 
 }  // namespace strata::attn

@@ -55,7 +55,7 @@ class BandWeights {
   // Which keys queries [q0, q1) may see, bool [H, q1 - q0, P + Lk].
   at::Tensor visible_rows(std::int64_t q0, std::int64_t q1) const;
   const PairRules& rules() const { return rules_; }
-  // The block mask the fused kernel compiles for this call (64 × 192 tiles by default).
+  // The block mask the fused kernel compiles for this call (64 × 64 tiles).
   const BlockMask& block_mask() const { return tiles_; }
 
  private:

@@ -78,8 +78,8 @@ class PairRules {
 
 // The block mask of the call these rules were built from (block_mask.h); the AttentionCall
 // overload builds PairRules first.
-BlockMask compile_block_mask(const PairRules& rules, std::int64_t q_tile = kQueryTile,
-                             std::int64_t k_tile = kKeyTile);
+BlockMask compile_block_mask(const PairRules& rules, std::int64_t q_tile = 64,
+                             std::int64_t k_tile = 64);
 
 // The T5 relative-position bucket of d = j - i. Bidirectional: buckets / 2 per sign (d > 0
 // above), the first half of those exact, the rest log-spaced up to max_distance, then
