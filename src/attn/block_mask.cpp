@@ -260,6 +260,40 @@ void push_tile_starts(std::vector<std::int64_t>& start, std::int64_t first, std:
   }
 }
 
+// Joins neighbouring tiles of start[from..] (the last ending at `end`) while the joined tile
+// has no cut inside it and is at most `wide`: the pieces of a span longer than a tile become
+// one key tile, while tiles that hold packed short spans, or a span's end and the spans packed
+// after it, stay as they are. A joined tile lies inside one span, so it still meets every query
+// tile whole (full or absent).
+void join_inside_spans(std::vector<std::int64_t>& start, std::size_t from, std::int64_t end,
+                       const std::vector<std::int64_t>& cuts, std::int64_t wide) {
+  std::vector<std::int64_t> joined(start.begin(), start.begin() + static_cast<std::ptrdiff_t>(from));
+  for (std::size_t i = from; i < start.size(); ++i) {
+    const std::int64_t tile_end = i + 1 < start.size() ? start[i + 1] : end;
+    if (joined.size() > from) {
+      const std::int64_t begin = joined.back();
+      const auto next_cut = std::upper_bound(cuts.begin(), cuts.end(), begin);
+      if ((next_cut == cuts.end() || *next_cut >= tile_end) && tile_end - begin <= wide) continue;
+    }
+    joined.push_back(start[i]);
+  }
+  start = std::move(joined);
+}
+
+// The keys proper's tile starts: a grid of k_tile restarted at each cut, and where there are
+// cuts, a long span's pieces then joined into key tiles of up to kJoinedKeyTiles grid tiles.
+// Not without cuts: on a plain grid, wider tiles lost more at a window's edges than they
+// gained (docs/results/speed.md).
+void push_key_starts(std::vector<std::int64_t>& start, std::int64_t first, std::int64_t length,
+                     std::int64_t k_tile, const std::vector<std::int64_t>& cuts) {
+  const std::size_t from = start.size();
+  push_tile_starts(start, first, length, k_tile, cuts);
+  if (cuts.empty()) return;
+  std::vector<std::int64_t> at(cuts);
+  for (std::int64_t& c : at) c += first;
+  join_inside_spans(start, from, first + length, at, kJoinedKeyTiles * k_tile);
+}
+
 std::vector<std::int64_t> query_starts(const State& s, std::int64_t q_tile) {
   std::vector<std::int64_t> start;
   push_tile_starts(start, 0, s.lq, q_tile, shared_changes(s.query, cut_fields(s), s.batch, s.lq));
@@ -267,7 +301,7 @@ std::vector<std::int64_t> query_starts(const State& s, std::int64_t q_tile) {
   return start;
 }
 
-// BlockMask::key_start: as query_starts over the keys proper, and when some mask reads
+// BlockMask::key_start: the keys proper as push_key_starts tiles them, and when some mask reads
 // prefix_block, the prefix slots cut where their group changes (and every k_tile), so that a
 // query tile of one segment finds every prefix tile full or empty. Without either cut, one
 // grid runs over prefix slots and keys alike.
@@ -285,10 +319,10 @@ std::vector<std::int64_t> key_starts(const State& s, std::int64_t k_tile) {
       while (++n < s.prefix && n - first < k_tile && group[n] == group[first]) {
       }
     }
-    push_tile_starts(start, s.prefix, s.lk, k_tile, cuts);
+    push_key_starts(start, s.prefix, s.lk, k_tile, cuts);
   } else if (!cuts.empty()) {
     push_tile_starts(start, 0, s.prefix, k_tile, {});
-    push_tile_starts(start, s.prefix, s.lk, k_tile, cuts);
+    push_key_starts(start, s.prefix, s.lk, k_tile, cuts);
   } else {
     push_tile_starts(start, 0, s.prefix + s.lk, k_tile, {});
   }
@@ -339,6 +373,7 @@ BlockMask compile_block_mask(const PairRules& rules, std::int64_t q_tile, std::i
   mask.q_tiles = static_cast<std::int64_t>(mask.query_start.size()) - 1;
   mask.key_start = key_starts(s, k_tile);
   mask.k_tiles = static_cast<std::int64_t>(mask.key_start.size()) - 1;
+  for (std::int64_t kt = 0; kt < mask.k_tiles; ++kt) mask.k_tile = std::max(mask.k_tile, mask.k_cols(kt));
   mask.lq = s.lq;
   mask.lk = s.prefix + s.lk;
   mask.head_group = s.head_program;

@@ -48,11 +48,13 @@ TEST(BlockMask, SoundOnRandomCalls) {
       ASSERT_LE(m.q_rows(qt), q_tile);
       ASSERT_EQ(m.q_tile_of(m.q_begin(qt) + m.q_rows(qt) - 1), qt);
     }
-    // Key tiles cover the keys in order, at most k_tile wide; with prefix_block, none mixes
-    // prefix groups or prefix slots and keys proper.
+    // Key tiles cover the keys in order, at most k_tile wide, or kJoinedKeyTiles times that
+    // where structure cuts the keys (BlockMask::k_tile is the widest); with prefix_block, none
+    // mixes prefix groups or prefix slots and keys proper.
     ASSERT_EQ(static_cast<std::int64_t>(m.key_start.size()), m.k_tiles + 1);
     ASSERT_EQ(m.key_start.front(), 0);
     ASSERT_EQ(m.key_start.back(), rules.keys());
+    std::int64_t widest = 0;
     bool blocking = false;
     for (const HeadSpec& h : r->spec.heads)
       blocking = blocking || (h.fixed == FixedPattern::None &&
@@ -60,7 +62,8 @@ TEST(BlockMask, SoundOnRandomCalls) {
     for (std::int64_t kt = 0; kt < m.k_tiles; ++kt) {
       const std::int64_t n0 = m.key_start[kt], n1 = m.key_start[kt + 1];
       ASSERT_LT(n0, n1);
-      ASSERT_LE(n1 - n0, k_tile);
+      ASSERT_LE(n1 - n0, m.k_tile);
+      widest = std::max(widest, n1 - n0);
       if (!blocking) continue;
       const std::int64_t prefix = rules.prefix_len();
       ASSERT_TRUE(n1 <= prefix || n0 >= prefix) << "a tile across prefix slots and keys";
@@ -68,6 +71,8 @@ TEST(BlockMask, SoundOnRandomCalls) {
         ASSERT_EQ(r->call.prefix_segment[n].item<std::int32_t>(),
                   r->call.prefix_segment[n0].item<std::int32_t>());
     }
+    ASSERT_EQ(m.k_tile, std::max(widest, k_tile));
+    ASSERT_LE(m.k_tile, kJoinedKeyTiles * k_tile);
     ASSERT_EQ(static_cast<std::int64_t>(m.row_begin.size()), m.batch * m.groups * m.q_tiles + 1);
     ASSERT_EQ(static_cast<std::int64_t>(m.head_group.size()), rules.heads());
     for (std::int64_t h = 0; h < rules.heads(); ++h) {
@@ -175,13 +180,15 @@ TEST(BlockMask, LongSectionsGiveFullTiles) {
   spec.heads[0].mask = Mask::of(MaskKind::SameSection);
   call.spec = &spec;
   const BlockMask m = compile_block_mask(call, 16, 16);
-  EXPECT_EQ(tiles(m, 0, 0, 0), "FF......");
-  EXPECT_EQ(tiles(m, 0, 0, 5), "....FF..");
+  // Queries in tiles of 16; a section's two key pieces joined into one key tile.
+  EXPECT_EQ(m.key_start, (std::vector<std::int64_t>{0, 32, 64, 96, 128}));
+  EXPECT_EQ(tiles(m, 0, 0, 0), "F...");
+  EXPECT_EQ(tiles(m, 0, 0, 5), "..F.");
   EXPECT_DOUBLE_EQ(m.tile_density(), 0.25);
-  // Key tiles of 24 restart at each section (0 24 32 56 64 88 96 120), so even the negation
-  // finds every tile full or absent.
+  // Key tiles of 24 restart at each section (0 24 32 56 ...) before the join, so even the
+  // negation finds every tile full or absent.
   spec.heads[0].mask = !Mask::of(MaskKind::SameSection);
-  EXPECT_EQ(tiles(compile_block_mask(call, 16, 24), 0, 0, 1), "..FFFFFF");
+  EXPECT_EQ(tiles(compile_block_mask(call, 16, 24), 0, 0, 1), ".FFF");
 }
 
 // Ids 0, 1, 2, ... in spans of `lengths` tokens: one batch item's field.
@@ -212,13 +219,13 @@ struct SelfCall {
 TEST(BlockMask, TilesCutAtSectionBoundaries) {
   SelfCall self({.section = spans({30, 45, 25})}, Mask::of(MaskKind::SameSection));
   const BlockMask m = compile_block_mask(self.call, 16, 16);
-  // A grid of 16 restarted at 30 and 75.
-  const std::vector<std::int64_t> starts{0, 16, 30, 46, 62, 75, 91, 100};
-  EXPECT_EQ(m.query_start, starts);
-  EXPECT_EQ(m.key_start, starts);
-  EXPECT_EQ(tiles(m, 0, 0, 0), "FF.....");
-  EXPECT_EQ(tiles(m, 0, 0, 3), "..FFF..");
-  EXPECT_EQ(tiles(m, 0, 0, 6), ".....FF");
+  // Queries: a grid of 16 restarted at 30 and 75; keys: each section's pieces joined.
+  EXPECT_EQ(m.query_start, (std::vector<std::int64_t>{0, 16, 30, 46, 62, 75, 91, 100}));
+  EXPECT_EQ(m.key_start, (std::vector<std::int64_t>{0, 30, 75, 100}));
+  EXPECT_EQ(m.k_tile, 45);
+  EXPECT_EQ(tiles(m, 0, 0, 0), "F..");
+  EXPECT_EQ(tiles(m, 0, 0, 3), ".F.");
+  EXPECT_EQ(tiles(m, 0, 0, 6), "..F");
   EXPECT_EQ(m.partial_density(), 0.0);
   EXPECT_DOUBLE_EQ(m.tile_density(), (30.0 * 30 + 45 * 45 + 25 * 25) / (100 * 100));
   EXPECT_EQ(m.q_tile_of(29), 1);
@@ -237,6 +244,34 @@ TEST(BlockMask, ShortSectionsPackedWholeIntoTiles) {
   // The packed tile sees its own three sentences: partial on its own tile only.
   EXPECT_EQ(tiles(m, 0, 0, 0), "p..");
   EXPECT_EQ(tiles(m, 0, 0, 1), ".Fp");
+}
+
+// A section longer than a tile is cut into query tiles of 64, but its pieces are joined into
+// key tiles of up to 3 x 64 (fewer, wider tile products), each inside one section; spans
+// packed whole into a tile keep the queries' tiling, and without a field to cut at the keys
+// keep the grid.
+TEST(BlockMask, KeyTilesJoinALongSpansPieces) {
+  SelfCall sections({.section = spans({146, 300, 100})}, Mask::of(MaskKind::SameSection));
+  const BlockMask m = compile_block_mask(sections.call);
+  EXPECT_EQ(m.query_start, (std::vector<std::int64_t>{0, 64, 128, 146, 210, 274, 338, 402, 446, 510, 546}));
+  EXPECT_EQ(m.key_start, (std::vector<std::int64_t>{0, 146, 338, 446, 546}));
+  EXPECT_EQ(m.q_tile, 64);
+  EXPECT_EQ(m.k_tile, 192);
+  EXPECT_EQ(tiles(m, 0, 0, 2), "F...");
+  EXPECT_EQ(tiles(m, 0, 0, 3), ".FF.");
+  EXPECT_EQ(tiles(m, 0, 0, 9), "...F");
+  EXPECT_EQ(m.partial_density(), 0.0);
+
+  SelfCall sentences({.sentence = spans(std::vector<int>(8, 24))}, Mask::of(MaskKind::SameSentence));
+  const BlockMask packed = compile_block_mask(sentences.call);
+  EXPECT_EQ(packed.query_start, (std::vector<std::int64_t>{0, 48, 96, 144, 192}));
+  EXPECT_EQ(packed.key_start, packed.query_start);
+  EXPECT_EQ(tiles(packed, 0, 0, 1), ".p..");
+
+  sections.spec.heads[0].mask = Mask::window(8, 8);
+  const BlockMask grid = compile_block_mask(sections.call);
+  EXPECT_EQ(grid.key_start, (std::vector<std::int64_t>{0, 64, 128, 192, 256, 320, 384, 448, 512, 546}));
+  EXPECT_EQ(grid.k_tile, 64);
 }
 
 // Tiles are shared by the batch: only a boundary every item has cuts them.

@@ -132,22 +132,37 @@ TEST_F(CliExplore, TheApiGivesEachHeadsWeightsMaskTilesAndBiasesOnAManPage) {
       }
       ASSERT_NEAR(row, 1.0, 1e-4) << "head " << head << " row " << i;
     }
-    // The block mask: the window visits the diagonal tiles and their neighbours only. Head 1's
+    // The block mask: the window visits the tiles that meet its band and no others. Head 1's
     // same_section cuts the layer's tiles where the section changes: a tile lies inside one
-    // section, or holds the end of one and whole short ones packed after it.
+    // section, or holds the end of one and whole short ones packed after it (key tiles join a
+    // long section's pieces, so they need not be the query tiles).
     if (head == 0) {
       const json& section = a["token_sections"];
       const auto starts_section = [&](std::int64_t i) { return i == 0 || i == n || section[i - 1] != section[i]; };
-      std::set<std::int64_t> rows;
+      std::set<std::pair<std::int64_t, std::int64_t>> rows, cols;
       for (const char* kind : {"full", "partial"})
         for (const json& t : view["tiles"][kind]) {
-          rows.insert(t[0].get<std::int64_t>());
-          const std::int64_t q0 = t[0], q1 = t[1];
-          EXPECT_TRUE(section[q0] == section[q1 - 1] || starts_section(q1)) << t.dump();
+          rows.insert({t[0].get<std::int64_t>(), t[1].get<std::int64_t>()});
+          cols.insert({t[2].get<std::int64_t>(), t[3].get<std::int64_t>()});
+          for (int side = 0; side < 4; side += 2) {
+            const std::int64_t begin = t[side], end = t[side + 1];
+            EXPECT_TRUE(section[begin] == section[end - 1] || starts_section(end)) << t.dump();
+          }
         }
-      const std::int64_t tiles = static_cast<std::int64_t>(rows.size());
-      EXPECT_GE(tiles, (n + 63) / 64);
-      EXPECT_EQ(view["stats"]["tiles_visited"], 3 * tiles - 2) << view["tiles"].dump();
+      // Every query tile and every key tile meets the band, so the visited ones tile the page.
+      for (const auto* tiling : {&rows, &cols}) {
+        std::int64_t next = 0;
+        for (const auto& [begin, end] : *tiling) {
+          EXPECT_EQ(begin, next);
+          next = end;
+        }
+        EXPECT_EQ(next, n);
+      }
+      EXPECT_GE(static_cast<std::int64_t>(rows.size()), (n + 63) / 64);
+      std::int64_t band = 0;
+      for (const auto& [q0, q1] : rows)
+        for (const auto& [k0, k1] : cols) band += k0 <= q1 - 1 + kWindow && k1 - 1 >= q0 - kWindow;
+      EXPECT_EQ(view["stats"]["tiles_visited"], band) << view["tiles"].dump();
       EXPECT_NEAR(view["stats"]["sparsity"].get<double>(), 1.0 - (n * (2.0 * kWindow + 1) - kWindow * (kWindow + 1.0)) / (n * n), 1e-9);
     }
   }

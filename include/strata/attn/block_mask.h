@@ -14,8 +14,14 @@ namespace strata::attn {
 
 struct AttentionCall;
 
+// Where structure cuts the keys, the pieces of one long span are joined into key tiles of up
+// to this many grid tiles (see BlockMask).
+inline constexpr std::int64_t kJoinedKeyTiles = 3;
+
 struct BlockMask {
-  std::int64_t q_tile = 64, k_tile = 64;  // the widest a tile may be
+  // The widest a query tile may be; the widest key tile made (the grid's width, or up to
+  // kJoinedKeyTiles times it where structure cuts the keys).
+  std::int64_t q_tile = 64, k_tile = 64;
   std::int64_t batch = 0, groups = 0, q_tiles = 0, k_tiles = 0;
   std::int64_t lq = 0, lk = 0;  // queries; keys including the P prefix slots
   // Query tile qt covers queries [query_start[qt], query_start[qt + 1]) (q_tiles + 1 entries,
@@ -25,8 +31,9 @@ struct BlockMask {
   // - where a mask compares a layout field by equality (same_section, ...) or the bias is
   //   section-level, tiles are cut where that field changes in every item of the batch, so a
   //   tile lies inside one section and meets another section's tiles whole (full or absent)
-  //   instead of partially. A section longer than a tile is cut into equal pieces; sections
-  //   shorter than one are packed whole into one tile.
+  //   instead of partially. A section longer than a tile is cut on the grid, its last piece
+  //   shorter; sections shorter than one are packed whole into one tile. On the keys, a long
+  //   section's pieces are then joined into tiles of up to kJoinedKeyTiles grid tiles.
   // - when a mask blocks prefix slots (prefix_block), the P slots are cut at every change of
   //   segment group and the keys proper start a tile of their own at P, so that a query tile
   //   of one segment skips the other groups' slots whole.
