@@ -30,7 +30,7 @@ std::string tiles(const BlockMask& m, std::int64_t b, std::int64_t g, std::int64
 
 TEST(BlockMask, SoundOnRandomCalls) {
   std::mt19937 rng(5);
-  std::int64_t absent = 0, partial = 0, full = 0;
+  std::int64_t absent = 0, partial = 0, full = 0, joined = 0;
   for (int trial = 0; trial < 300; ++trial) {
     const auto r = test::random_call(rng, {.max_len = 48});
     const std::int64_t q_tile = test::uniform(rng, 1, 9), k_tile = test::uniform(rng, 1, 9);
@@ -73,6 +73,7 @@ TEST(BlockMask, SoundOnRandomCalls) {
     }
     ASSERT_EQ(m.k_tile, std::max(widest, k_tile));
     ASSERT_LE(m.k_tile, kJoinedKeyTiles * k_tile);
+    joined += m.k_tile > k_tile;
     ASSERT_EQ(static_cast<std::int64_t>(m.row_begin.size()), m.batch * m.groups * m.q_tiles + 1);
     ASSERT_EQ(static_cast<std::int64_t>(m.head_group.size()), rules.heads());
     for (std::int64_t h = 0; h < rules.heads(); ++h) {
@@ -117,6 +118,7 @@ TEST(BlockMask, SoundOnRandomCalls) {
   // Summaries decide a good share of tiles without the predicate.
   EXPECT_GT(absent, (absent + partial + full) / 10);
   EXPECT_GT(full, (absent + partial + full) / 10);
+  EXPECT_GT(joined, 10) << "calls whose key tiles joined a span's pieces";
 }
 
 TEST(BlockMask, WindowSkipsFarTiles) {
