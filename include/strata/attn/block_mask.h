@@ -19,8 +19,8 @@ struct AttentionCall;
 inline constexpr std::int64_t kJoinedKeyTiles = 3;
 
 struct BlockMask {
-  // The widest a query tile may be; the widest key tile made (the grid's width, or up to
-  // kJoinedKeyTiles times it where structure cuts the keys).
+  // The widest a query tile may be; the grid's key width, or the widest key tile made where
+  // joined tiles are wider (up to kJoinedKeyTiles times the grid, where structure cuts keys).
   std::int64_t q_tile = 64, k_tile = 64;
   std::int64_t batch = 0, groups = 0, q_tiles = 0, k_tiles = 0;
   std::int64_t lq = 0, lk = 0;  // queries; keys including the P prefix slots
