@@ -110,6 +110,8 @@ class Forward {
     const std::int64_t i0 = p_.q_begin(qt), rows = p_.q_rows(qt), d = p_.dim;
     const std::int64_t row = p_.mask_row(b, h, qt), ld = tile.ld(), ldo = out_.ld();
     T* o = out_.at(b, h, i0);
+    if (qt + 1 < p_.mask.q_tiles)  // the next task's queries, read from memory while this one runs
+      prefetch_rows(in_.q.at(b, h, p_.q_begin(qt + 1)), in_.q.ld(), p_.q_rows(qt + 1), d);
     std::fill_n(stats.max.begin(), rows, -std::numeric_limits<T>::infinity());
     std::fill_n(stats.sum.begin(), rows, T(0));
     std::fill_n(stats.written.begin(), rows, std::uint8_t{0});
