@@ -31,6 +31,8 @@
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -298,6 +300,12 @@ Options parse(int argc, char** argv) {
 }
 
 // A timed variant: one model at a thread count.
+// The threads of the next step, switched between rounds through OpenMP alone (which libtorch's
+// and OpenBLAS's parallel regions read): at::set_num_threads also rebuilds libtorch's own
+// pthreadpool, idle here, whose new worker spins for some milliseconds beside the step that
+// follows, on a core the step needs.
+void use_threads(int threads) { omp_set_num_threads(threads); }
+
 struct Run {
   std::size_t model;  // in `models`, or kOwnProcess: PyTorch 2.6's, in its own process
   int threads;
@@ -380,7 +388,7 @@ int main(int argc, char** argv) {
   for (int w = 0; w < options.warmup; ++w)
     for (const Run& run : runs) {
       if (run.model == kOwnProcess) continue;  // it warmed up before its first answer
-      torch::set_num_threads(run.threads);
+      use_threads(run.threads);
       models[run.model].step(batches[next++ % batches.size()]);
     }
   std::unique_ptr<torch::autograd::profiler::RecordProfile> trace;
@@ -394,7 +402,7 @@ int main(int argc, char** argv) {
       steps.push_back([&torch26, &torch26_rounds](int round) { torch26_rounds.add(torch26->round(round)); });
     else
       steps.push_back([&models, &batches, run](int round) {
-        torch::set_num_threads(run.threads);
+        use_threads(run.threads);
         models[run.model].step(batches[static_cast<std::size_t>(round) % batches.size()]);  // the same batch for all
       });
   strata::bench::Interleaved t =
@@ -406,7 +414,7 @@ int main(int argc, char** argv) {
     t.cpu_ms.back() = torch26_rounds.cpu_ms;
   }
   trace.reset();
-  torch::set_num_threads(options.run.threads);
+  use_threads(options.run.threads);
   for (std::size_t r = 0; r < t.others.size(); ++r) {
     std::printf("  round %zu:", r + 1);
     for (std::size_t k = 0; k < runs.size(); ++k) std::printf(" %s %.2f s", runs[k].label.c_str(), t.ms[k][r] / 1e3);
