@@ -299,13 +299,13 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// A timed variant: one model at a thread count.
 // The threads of the next step, switched between rounds through OpenMP alone (which libtorch's
 // and OpenBLAS's parallel regions read): at::set_num_threads also rebuilds libtorch's own
-// pthreadpool, idle here, whose new worker spins for some milliseconds beside the step that
-// follows, on a core the step needs.
+// pthreadpool, idle here, whose new worker then spins (about 30 ms a switch, by perf) beside
+// the step that follows, on a core the step needs.
 void use_threads(int threads) { omp_set_num_threads(threads); }
 
+// A timed variant: one model at a thread count.
 struct Run {
   std::size_t model;  // in `models`, or kOwnProcess: PyTorch 2.6's, in its own process
   int threads;
