@@ -26,6 +26,7 @@
 
 #include "fused_passes.h"
 #include "fused_tiles.h"
+#include "prefetch.h"
 #include "strata/attn/balanced_for.h"
 #include "strata/attn/tile_gemm.h"
 

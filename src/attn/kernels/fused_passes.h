@@ -5,17 +5,6 @@
 
 namespace strata::attn {
 
-// Asks for rows [0, rows) x [0, cols) of a row-major block ahead of their use: the first read
-// of a query tile's rows comes from memory, several rows at a time, which the hardware
-// prefetcher follows poorly. Always inlined: GCC deletes a call to a function that only
-// prefetches, as having no effect.
-template <class T>
-[[gnu::always_inline]] inline void prefetch_rows(const T* p, std::int64_t ld, std::int64_t rows, std::int64_t cols) {
-  constexpr std::int64_t kLine = 64 / sizeof(T);
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t c = 0; c < cols; c += kLine) __builtin_prefetch(p + r * ld + c, 0, 3);
-}
-
 // Forward. Writes every row of out [B, H, Lq, D] (uninitialised) and the log-sum-exp of
 // each query row's normalised scores, lse [B, H, Lq] (+inf for a row that sees nothing).
 // Top-p heads also get keep [B, H, N] (1 for a kept key, 0 otherwise), which backward reads

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 
+#include "prefetch.h"
+
 namespace strata::attn {
 
 namespace {
@@ -75,19 +77,15 @@ STRATA_AVX512 void block16(const float* src, std::int64_t lds, std::int64_t rows
   }
 }
 
-// The source rows of the next block of 16 are asked for (prefetched) while this one is
-// transposed. A block reads 64 bytes from each of 16 rows at once, which the hardware
-// prefetcher follows poorly: on a head not yet in cache (the first read of K or V in a pass)
-// the transpose ran at a third of a plain read's speed, 30 us a head of 1,024 x 64 against 10;
-// with the rows asked for ahead, 14. (Written inline: GCC deletes a call to a helper that only
-// prefetches, as having no effect.)
+// The source rows of the next block of 16 are asked for while this one is transposed (the
+// first call, the first two blocks'): on a head not yet in cache (the first read of K or V in a
+// pass) the transpose ran at a third of a plain read's speed, 30 us a head of 1,024 x 64
+// against 10; with the rows asked for ahead, 14.
 STRATA_AVX512 void transpose_avx512(const float* src, std::int64_t lds, std::int64_t rows, std::int64_t cols,
                                     float* dst, std::int64_t ldd) {
   for (std::int64_t r0 = 0; r0 < rows; r0 += 16) {
-    const std::int64_t ahead_begin = r0 == 0 ? 0 : r0 + 16, ahead_end = std::min<std::int64_t>(r0 + 32, rows);
-    for (std::int64_t r = ahead_begin; r < ahead_end; ++r)
-      for (std::int64_t c = 0; c < cols; c += 16)
-        _mm_prefetch(reinterpret_cast<const char*>(src + r * lds + c), _MM_HINT_T0);
+    const std::int64_t ahead = r0 == 0 ? 0 : r0 + 16, ahead_end = std::min<std::int64_t>(r0 + 32, rows);
+    if (ahead < ahead_end) prefetch_rows(src + ahead * lds, lds, ahead_end - ahead, cols);
     for (std::int64_t c0 = 0; c0 < cols; c0 += 16)
       block16(src + r0 * lds + c0, lds, std::min<std::int64_t>(16, rows - r0), std::min<std::int64_t>(16, cols - c0),
               dst + c0 * ldd + r0, ldd);
