@@ -103,9 +103,11 @@ std::int64_t half_window(std::int64_t length) {
 // One case, ready to time: step() runs forward, and backward from a fixed random output gradient.
 struct Workload {
   std::function<void()> step;
-  // The window and same_section cases: fused dense on the same inputs, which their child
-  // times round for round beside step() for the sparse-over-dense ratio.
-  std::function<void()> dense_step;
+  // The case a ratio is taken against, on the same inputs, which the child times round for
+  // round beside step(): fused dense for the window and same_section, the window without its
+  // bias for HIBRIDS. Its result is the JSON's "paired_<baseline>".
+  std::function<void()> baseline_step;
+  std::string baseline;  // "dense" or "window"
   std::string spec;  // what the kernel is asked, for the printout
   // Exact hidden pairs / all pairs, averaged over heads; NaN (null in JSON) for sgemm.
   double rho = 0;
@@ -214,13 +216,27 @@ Workload fused_workload(const std::string& name, std::int64_t length) {
     attn::attend(state->call, attn::Kernel::Fused).backward(state->dout);
     clear_grads({state->q, state->k, state->v, state->table});
   };
-  if (name == "fused_window" || name == "fused_same_section")
-    work.dense_step = [state] {
+  if (name == "fused_window" || name == "fused_same_section") {
+    work.baseline = "dense";
+    work.baseline_step = [state] {
       attn::AttentionCall dense = state->call;
       dense.spec = nullptr;
       attn::attend(dense, attn::Kernel::Fused).backward(state->dout);
       clear_grads({state->q, state->k, state->v});
     };
+  }
+  if (name == "fused_hibrids") {
+    work.baseline = "window";
+    attn::LayerSpec window = state->spec;
+    window.bias = {};
+    work.baseline_step = [state, window] {
+      attn::AttentionCall unbiased = state->call;
+      unbiased.spec = &window;
+      unbiased.bias_table = at::Tensor();
+      attn::attend(unbiased, attn::Kernel::Fused).backward(state->dout);
+      clear_grads({state->q, state->k, state->v});
+    };
+  }
   return work;
 }
 
@@ -264,17 +280,18 @@ void run_child(const AttentionBenchOptions& o) {
   MemoryMarks marks;
   const int warmups = o.run.quick ? 1 : 2;
   Json result{{"spec", work.spec}, {"rho", work.rho}, {"flops_per_step", work.flops}};
-  // The window and same_section cases time fused dense beside them, round for round: the host's
-  // speed drifts by more than the targets' margins between children run one after the other.
+  // The window, same_section and HIBRIDS cases time their baseline beside them, round for round:
+  // the host's speed drifts by more than the targets' margins between children run one after
+  // the other.
   // The dense and window cases time their PyTorch 2.6 peer the same way, with --peer.
   std::vector<std::function<void()>> steps{work.step};
-  if (work.dense_step) steps.push_back(work.dense_step);
+  if (work.baseline_step) steps.push_back(work.baseline_step);
   const std::unique_ptr<PeerProcess> peer = lockstep_peer(o);
   Json peer_timing;
   const Interleaved t = time_child_steps(steps, peer.get(), o.run.rounds, marks, warmups, peer_timing);
   result.update(t.of_step(0).to_json());
-  if (work.dense_step)
-    result["paired_dense"] = {{"median_ms", t.median_ms(1)},
+  if (work.baseline_step)
+    result["paired_" + work.baseline] = {{"median_ms", t.median_ms(1)},
                               {"ratio", t.paired_ratio(0, 1)},
                               {"ratio_per_round", t.ratios(0, 1)}};
   if (peer) result["peer"] = std::move(peer_timing);
@@ -369,11 +386,13 @@ void run_parent(const AttentionBenchOptions& o) {
   std::map<std::string, Verdict> verdicts;
   if (composite) verdicts["fused_dense"] = {session.ratio("composite", "fused_dense"), "a/b", {">=", 1.5}};
   // Sparse over dense: the median of the ratios of rounds run side by side in the case's child.
-  const auto paired = [&](const char* name) { return session.result(name)["paired_dense"]["ratio"].get<double>(); };
-  verdicts["fused_window"] = {paired("fused_window"), "c/b paired", {"<=", 1.1 * (1 - rho("fused_window"))}};
-  verdicts["fused_same_section"] = {paired("fused_same_section"), "d/b paired",
+  const auto paired = [&](const char* name, const char* baseline) {
+    return session.result(name)[std::string("paired_") + baseline]["ratio"].get<double>();
+  };
+  verdicts["fused_window"] = {paired("fused_window", "dense"), "c/b paired", {"<=", 1.1 * (1 - rho("fused_window"))}};
+  verdicts["fused_same_section"] = {paired("fused_same_section", "dense"), "d/b paired",
                                     {"<=", 1.1 * (1 - rho("fused_same_section"))}};
-  verdicts["fused_hibrids"] = {session.ratio("fused_hibrids", "fused_window"), "e/c", {"<=", 1.3}};
+  verdicts["fused_hibrids"] = {paired("fused_hibrids", "window"), "e/c paired", {"<=", 1.3}};
   const auto gflops = [&](const char* name) {
     return session.result(name)["flops_per_step"].get<double>() / session.median_ms(name) * 1e-6;
   };
@@ -428,8 +447,9 @@ void run_parent(const AttentionBenchOptions& o) {
     std::printf("peer: torch %s, SDPA backend %s, BLAS %s, malloc %s\n", peer_info["torch"].get<std::string>().c_str(),
                 peer_info["sdpa_backend"].get<std::string>().c_str(), peer_info["blas"].get<std::string>().c_str(),
                 peer_info["malloc"].get<std::string>().c_str());
-  std::printf("c/b and d/b paired: each round of c and d ran beside one of fused dense on the same inputs in "
-              "the case's child; the ratio is the median of the per-round ratios\n");
+  std::printf("c/b, d/b and e/c paired: each round of c and d ran beside one of fused dense, each of e beside "
+              "one of c's window without the bias, on the same inputs in the case's child; the ratio is the "
+              "median of the per-round ratios\n");
   std::printf("GFLOP/s: fused dense %.1f of sgemm %.1f = %.3f; %s\n", fused_gflops, sgemm_gflops,
               fused_gflops / sgemm_gflops, kFlopsAccounting);
   // The same flops on the peer's side: the ceiling over its rate bounds any lead over it.

@@ -158,9 +158,11 @@ TEST_F(CliAttn, BenchQuickPrintsEveryCase) {
   // The window hides about half of the pairs, 7 equal sections about 6/7 of them.
   EXPECT_NEAR(j["cases"]["fused_window"]["rho"].get<double>(), 0.5, 0.02);
   EXPECT_NEAR(j["cases"]["fused_same_section"]["rho"].get<double>(), 6.0 / 7.0, 0.01);
-  // Their ratios to dense are the median of rounds run side by side with dense in their child.
-  for (const char* name : {"fused_window", "fused_same_section"}) {
-    const auto& paired = j["cases"][name]["paired_dense"];
+  // Their ratios to dense (HIBRIDS's to the window without its bias) are the median of rounds
+  // run side by side with that baseline in their child.
+  for (const auto& [name, baseline] : {std::pair{"fused_window", "paired_dense"}, std::pair{"fused_same_section", "paired_dense"},
+                                       std::pair{"fused_hibrids", "paired_window"}}) {
+    const auto& paired = j["cases"][name][baseline];
     ASSERT_TRUE(paired.is_object()) << name;
     std::vector<double> per_round = paired["ratio_per_round"].get<std::vector<double>>();
     ASSERT_FALSE(per_round.empty()) << name;
