@@ -292,8 +292,8 @@ void run_child(const AttentionBenchOptions& o) {
   result.update(t.of_step(0).to_json());
   if (work.baseline_step)
     result["paired_" + work.baseline] = {{"median_ms", t.median_ms(1)},
-                              {"ratio", t.paired_ratio(0, 1)},
-                              {"ratio_per_round", t.ratios(0, 1)}};
+                                         {"ratio", t.paired_ratio(0, 1)},
+                                         {"ratio_per_round", t.ratios(0, 1)}};
   if (peer) result["peer"] = std::move(peer_timing);
   marks.add_to(result);
   write_file_atomic(o.run.child_out, result.dump());
@@ -385,7 +385,8 @@ void run_parent(const AttentionBenchOptions& o) {
   // time a half-hidden window beats by >= 2x.
   std::map<std::string, Verdict> verdicts;
   if (composite) verdicts["fused_dense"] = {session.ratio("composite", "fused_dense"), "a/b", {">=", 1.5}};
-  // Sparse over dense: the median of the ratios of rounds run side by side in the case's child.
+  // Sparse over dense, and HIBRIDS over its window: the median of the ratios of rounds run side
+  // by side in the case's child.
   const auto paired = [&](const char* name, const char* baseline) {
     return session.result(name)[std::string("paired_") + baseline]["ratio"].get<double>();
   };

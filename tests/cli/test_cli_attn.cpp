@@ -160,7 +160,8 @@ TEST_F(CliAttn, BenchQuickPrintsEveryCase) {
   EXPECT_NEAR(j["cases"]["fused_same_section"]["rho"].get<double>(), 6.0 / 7.0, 0.01);
   // Their ratios to dense (HIBRIDS's to the window without its bias) are the median of rounds
   // run side by side with that baseline in their child.
-  for (const auto& [name, baseline] : {std::pair{"fused_window", "paired_dense"}, std::pair{"fused_same_section", "paired_dense"},
+  for (const auto& [name, baseline] : {std::pair{"fused_window", "paired_dense"},
+                                       std::pair{"fused_same_section", "paired_dense"},
                                        std::pair{"fused_hibrids", "paired_window"}}) {
     const auto& paired = j["cases"][name][baseline];
     ASSERT_TRUE(paired.is_object()) << name;
