@@ -62,7 +62,7 @@ struct RunReading {
   std::vector<LayerReading> layers;
 };
 
-struct Document {
+struct ExploredDocument {
   std::string id, name, format, path;
   strata::Document parsed;
   std::map<std::string, RunReading> runs;
@@ -72,7 +72,7 @@ struct Document {
 
 namespace {
 
-using explored::Document;
+using explored::ExploredDocument;
 using explored::LayerReading;
 using explored::Reading;
 using explored::Run;
@@ -254,7 +254,7 @@ std::vector<double> visible_share(const attn::BandWeights& weights, std::int64_t
   return share;
 }
 
-Json document_json(const Document& document) {
+Json document_json(const ExploredDocument& document) {
   Json sections = Json::array();
   Json runs = Json::object();
   for (const auto& [id, reading] : document.runs) {
@@ -291,12 +291,12 @@ std::vector<std::int64_t> bin_edges(std::int64_t begin, std::int64_t end, std::i
 struct Explorer::Impl {
   ExplorerOptions options;
   std::vector<Run> runs;
-  std::deque<Document> documents;  // oldest first
+  std::deque<ExploredDocument> documents;  // oldest first
   std::deque<std::pair<std::string, Json>> views;  // the last attention views answered, oldest first
   mutable std::mutex mutex;
 
-  Document& find_document(const std::string& id) {
-    for (Document& d : documents)
+  ExploredDocument& find_document(const std::string& id) {
+    for (ExploredDocument& d : documents)
       if (d.id == id) return d;
     throw ExploreError(404, "no document '" + id + "': post it to /api/documents (the server keeps the last " +
                                 std::to_string(options.documents) + ")");
@@ -430,10 +430,10 @@ Json Explorer::add_document(std::string_view text, std::string_view format, cons
   hash = fnv1a(format, hash);
   for (const Run& run : impl_->runs) hash = fnv1a(run.path + "\n", hash);
   const std::string id = fmt::format("d{:016x}", hash);
-  for (const Document& d : impl_->documents)
+  for (const ExploredDocument& d : impl_->documents)
     if (d.id == id) return document_json(d);
 
-  Document document;
+  ExploredDocument document;
   document.id = id;
   document.name = name.empty() ? "document" : name;
   document.path = path;

@@ -32,7 +32,7 @@ void add_token_io_flags(CLI::App* sub, TokenIoFlags& flags) {
   sub->add_option("--kernel", flags.kernel, "attention kernel: fused or reference (default: the model's)");
 }
 
-nlohmann::json read_inputs(const std::string& file) {
+nlohmann::json read_hf_inputs(const std::string& file) {
   const nlohmann::json inputs = nlohmann::json::parse(read_file(file), nullptr, false);
   if (inputs.is_discarded() || !inputs.is_object()) throw Error(file + ": not a JSON object");
   return inputs;
@@ -97,7 +97,7 @@ void register_hf(CLI::App& app) {
   on_run(forward, [forward_flags] {
     const recipes::LoadedModel model = load_for_ids(*forward_flags);
     write_output(forward_flags->out,
-                 recipes::forward_outputs(model, read_inputs(forward_flags->inputs), forward_flags->inputs));
+                 recipes::forward_outputs(model, read_hf_inputs(forward_flags->inputs), forward_flags->inputs));
   });
 
   CLI::App* generate = app.add_subcommand(
@@ -108,7 +108,7 @@ void register_hf(CLI::App& app) {
   const std::shared_ptr<GenerationFlags> decoding = add_generation_flags(generate);
   on_run(generate, [generate_flags, decoding] {
     const recipes::LoadedModel model = load_for_ids(*generate_flags);
-    write_output(generate_flags->out, recipes::generate_outputs(model, read_inputs(generate_flags->inputs),
+    write_output(generate_flags->out, recipes::generate_outputs(model, read_hf_inputs(generate_flags->inputs),
                                                                 generation_for(*decoding, model),
                                                                 generate_flags->inputs));
   });

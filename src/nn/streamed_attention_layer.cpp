@@ -19,7 +19,7 @@ namespace strata::nn {
 namespace {
 
 // [n, D] -> [1, H, n, D / H], contiguous.
-at::Tensor split_heads(const at::Tensor& x, std::int64_t heads) {
+at::Tensor split_row_heads(const at::Tensor& x, std::int64_t heads) {
   return x.view({1, x.size(0), heads, x.size(1) / heads}).permute({0, 2, 1, 3}).contiguous();
 }
 
@@ -41,7 +41,7 @@ struct Step {
     return at::embedding(w.embedding, ids.slice(0, start, end));
   }
   at::Tensor project(const at::Tensor& x, const at::Tensor& weight) const {
-    return split_heads(linear_product(x, weight, {}), w.heads);
+    return split_row_heads(linear_product(x, weight, {}), w.heads);
   }
 
   // Queries and keys of one chunk through the engine, then the output projection; returns
