@@ -79,8 +79,10 @@ TEST(LinearProduct, FrozenInputsGetNoGradient) {
 
 // On 2 threads rows (or, for dW [200, 300], 64-column bands) go in claims that halve as a
 // share runs out and in stolen ranges; on 1 thread in chunks of 96 rows (128 columns): values
-// and every gradient the same to the bit.
+// and every gradient the same to the bit. A promise of strata's own product only: where it
+// hands the product to libtorch, OpenBLAS splits the work by thread count and the sums differ.
 TEST(LinearProduct, TheResultDoesNotDependOnTheThreadCount) {
+  if (!attn::has_avx512_micro_kernel()) GTEST_SKIP() << "no AVX-512 here: linear_product is torch::linear";
   const at::Tensor x = torch::randn({301, 300}), w = torch::randn({200, 300}), b = torch::randn({200});
   const at::Tensor g = torch::randn({301, 200});
   const int threads = at::get_num_threads();
