@@ -17,10 +17,11 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-bool micro_kernel_chosen() {
-  static const bool chosen = [] {
+// The micro-kernel the products run, or None for torch::linear.
+attn::MicroKernel chosen_kernel() {
+  static const attn::MicroKernel chosen = [] {
     const char* choice = std::getenv("STRATA_LINEAR");
-    return attn::has_avx512_micro_kernel() && !(choice && std::string_view(choice) == "libtorch");
+    return choice && std::string_view(choice) == "libtorch" ? attn::MicroKernel::None : attn::cpu_micro_kernel();
   }();
   return chosen;
 }
@@ -46,7 +47,7 @@ const float* a_at(bool trans_a, const float* a, std::int64_t lda, std::int64_t i
 void product_part(bool trans_a, std::int64_t i0, std::int64_t rows, std::int64_t j0, std::int64_t cols, std::int64_t n,
                   std::int64_t depth, const float* a, std::int64_t lda, const float* b, float* c, const float* bias) {
   for (std::int64_t p0 = 0; p0 < depth; p0 += kDepthChunk)
-    attn::tile_gemm_avx512(trans_a, rows, cols, std::min(kDepthChunk, depth - p0), 1.0f, a_at(trans_a, a, lda, i0, p0),
+    attn::tile_gemm_micro(chosen_kernel(), trans_a, rows, cols, std::min(kDepthChunk, depth - p0), 1.0f, a_at(trans_a, a, lda, i0, p0),
                            lda, b + p0 * n + j0, n, p0 == 0 ? 0.0f : 1.0f, c + i0 * n + j0, n);
   if (bias != nullptr)
     for (std::int64_t r = i0; r < i0 + rows; ++r)
@@ -166,11 +167,13 @@ at::Tensor linear_product(const at::Tensor& x, const at::Tensor& weight, const a
                     (!bias.defined() || bias.scalar_type() == at::kFloat);
   const bool cpu = x.device().is_cpu() && weight.device().is_cpu();
   if (!fp32 || !cpu || x.dim() == 0 || x.size(-1) != weight.size(1) || x.numel() < kMinRows * weight.size(1) ||
-      !micro_kernel_chosen())
+      chosen_kernel() == attn::MicroKernel::None)
     return torch::nn::functional::linear(x, weight, bias);
   return LinearProduct::apply(x, weight, bias.defined() ? bias : at::empty({0}, weight.options()));
 }
 
-const char* linear_products() { return micro_kernel_chosen() ? "avx512 micro-kernel" : "libtorch"; }
+const char* linear_products() {
+  return chosen_kernel() == attn::MicroKernel::None ? "libtorch" : attn::micro_kernel_name(chosen_kernel());
+}
 
 }  // namespace strata::nn

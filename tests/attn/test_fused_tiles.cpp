@@ -11,6 +11,7 @@
 #include "strata/attn/counter_random.h"
 #include "attn/kernels/fused_plan.h"
 #include "attn/kernels/fused_tiles.h"
+#include "attn/kernels/softmax_rows_avx2.h"
 #include "attn/kernels/softmax_rows_avx512.h"
 
 namespace strata::attn::tiles {
@@ -120,16 +121,25 @@ TEST(FusedTiles, MaxThenExpShiftSumRows) {
   for (std::int64_t c = 0; c < cols; ++c) EXPECT_EQ(s[2 * ld + c], 0.0f);
 }
 
-#ifdef STRATA_SOFTMAX_ROWS_AVX512
-// The AVX-512 rows the softmax uses where the CPU has them, against libm and the plain loop:
-// the same relative error bound over the whole normal range, exactly 0 below log(FLT_MIN) and
-// for -inf, NaN kept, and every row length from 0 to 40 (whole vectors and masked tails).
-TEST(FusedTiles, Avx512RowsMatchThePlainLoops) {
-  if (!avx512::available()) GTEST_SKIP() << "this CPU has no AVX-512F";
+#if defined(STRATA_SOFTMAX_ROWS_AVX512) && defined(STRATA_SOFTMAX_ROWS_AVX2)
+// One instruction set's row functions (softmax_rows_avx512.h, softmax_rows_avx2.h).
+struct SimdRows {
+  const char* needs;
+  bool (*available)();
+  float (*row_max)(const float*, std::int64_t);
+  float (*exp_shifted_sum)(float*, std::int64_t, float);
+  void (*exp_shifted)(float*, std::int64_t, float);
+};
+
+// The rows the softmax uses where the CPU has them, against libm and the plain loop: the same
+// relative error bound over the whole normal range, exactly 0 below log(FLT_MIN) and for -inf,
+// NaN kept, and every row length from 0 to 40 (whole vectors and masked tails).
+void check_rows_match_the_plain_loops(const SimdRows& simd) {
+  if (!simd.available()) GTEST_SKIP() << "this CPU has no " << simd.needs;
   std::vector<float> x;
   for (double t = -87.0; t <= 88.0; t += 0.000731) x.push_back(static_cast<float>(t));
   std::vector<float> y = x;
-  avx512::exp_shifted(y.data(), static_cast<std::int64_t>(y.size()), 0.0f);
+  simd.exp_shifted(y.data(), static_cast<std::int64_t>(y.size()), 0.0f);
   double worst = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double exact = std::exp(static_cast<double>(x[i]));
@@ -139,7 +149,7 @@ TEST(FusedTiles, Avx512RowsMatchThePlainLoops) {
 
   std::vector<float> edge = {-kInf, -1e30f, -90.0f, -87.5f, 0.0f, -0.0f, 1.0f,
                              std::numeric_limits<float>::quiet_NaN()};
-  avx512::exp_shifted(edge.data(), static_cast<std::int64_t>(edge.size()), 0.0f);
+  simd.exp_shifted(edge.data(), static_cast<std::int64_t>(edge.size()), 0.0f);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(edge[i], 0.0f) << i;
   EXPECT_EQ(edge[4], 1.0f);
   EXPECT_EQ(edge[5], 1.0f);
@@ -155,19 +165,29 @@ TEST(FusedTiles, Avx512RowsMatchThePlainLoops) {
     const float sentinel = row[n];  // one past the row: must stay untouched
     float expected_max = -kInf;
     for (std::int64_t c = 0; c < n; ++c) expected_max = std::max(expected_max, row[c]);
-    EXPECT_EQ(avx512::row_max(row.data(), n), expected_max) << n;
+    EXPECT_EQ(simd.row_max(row.data(), n), expected_max) << n;
     std::vector<float> plain(row.begin(), row.begin() + n);
     for (float& v : plain) v -= expected_max;
     exp_inplace(plain.data(), n);
     float plain_sum = 0;
     for (float v : plain) plain_sum += v;
-    const float sum = avx512::exp_shifted_sum(row.data(), n, n ? expected_max : 0.0f);
+    const float sum = simd.exp_shifted_sum(row.data(), n, n ? expected_max : 0.0f);
     for (std::int64_t c = 0; c < n; ++c) EXPECT_NEAR(row[c], plain[c], 2.5e-7f * plain[c] + 1e-30f) << n;
     EXPECT_NEAR(sum, plain_sum, 1e-6f * (plain_sum + 1)) << n;
     EXPECT_EQ(row[n], sentinel) << n;
   }
   const float all_hidden[3] = {-kInf, -kInf, -kInf};
-  EXPECT_EQ(avx512::row_max(all_hidden, 3), -kInf);
+  EXPECT_EQ(simd.row_max(all_hidden, 3), -kInf);
+}
+
+TEST(FusedTiles, Avx512RowsMatchThePlainLoops) {
+  check_rows_match_the_plain_loops(
+      {"AVX-512F", avx512::available, avx512::row_max, avx512::exp_shifted_sum, avx512::exp_shifted});
+}
+
+TEST(FusedTiles, Avx2RowsMatchThePlainLoops) {
+  check_rows_match_the_plain_loops(
+      {"AVX2 and FMA", avx2::available, avx2::row_max, avx2::exp_shifted_sum, avx2::exp_shifted});
 }
 #endif
 
@@ -219,9 +239,13 @@ TEST(FusedTiles, DropoutByIntegerDrawsKeepsWhatCounterKeepKeeps) {
         ASSERT_EQ(wide[c], keep ? 2.0 * double{kept} : 0.0);
         kept_count += keep;
       }
-      if (rate == 0.0) EXPECT_EQ(kept_count, 997);
-      if (rate == 1.0) EXPECT_EQ(kept_count, 0);
-      if (rate == 0.5) EXPECT_NEAR(kept_count, 498, 60);
+      if (rate == 0.0) {
+        EXPECT_EQ(kept_count, 997);
+      } else if (rate == 1.0) {
+        EXPECT_EQ(kept_count, 0);
+      } else if (rate == 0.5) {
+        EXPECT_NEAR(kept_count, 498, 60);
+      }
     }
   }
   // Around a threshold: the draw before the first kept one falls below the rate.

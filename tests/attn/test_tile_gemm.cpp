@@ -1,6 +1,6 @@
 // The fused kernel's tile products against a plain fp64 triple loop, over the shapes whose
-// edges the micro-kernel handles apart: row blocks of 6 and their remainders, column bands of
-// 64 and masked last vectors, depth 0, A transposed, padded leading dimensions, beta 0 / 1 / ½;
+// edges the micro-kernels handle apart: row blocks of 6 and their remainders, column bands of
+// 64 (AVX-512) or 16 (AVX2) and masked last vectors, depth 0, A transposed, padded leading dimensions, beta 0 / 1 / ½;
 // and the block transpose the kernel's K^T and V^T copies use, over its 16 x 16 blocks' edges.
 #include <gtest/gtest.h>
 
@@ -86,12 +86,30 @@ TEST(TileGemm, DispatchedProductMatchesFp64) {
   for (const Shape& s : shapes()) check(s, dispatched, rng);
 }
 
-TEST(TileGemm, Avx512MicroKernelMatchesFp64) {
+// Each micro-kernel this CPU runs, called directly (an AVX-512 CPU runs both).
+template <MicroKernel Kernel>
+bool micro(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+           std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+  return tile_gemm_micro(Kernel, trans_a, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+template <MicroKernel Kernel>
+void check_micro_kernel(unsigned seed) {
   float probe = 0;
-  if (!tile_gemm_avx512(false, 1, 1, 1, 1.0f, &probe, 1, &probe, 1, 0.0f, &probe, 1))
-    GTEST_SKIP() << "this CPU has no AVX-512F; the BLAS path is what runs here";
-  std::mt19937 rng(12);
-  for (const Shape& s : shapes()) check(s, tile_gemm_avx512, rng);
+  if (!tile_gemm_micro(Kernel, false, 1, 1, 1, 1.0f, &probe, 1, &probe, 1, 0.0f, &probe, 1))
+    GTEST_SKIP() << "this CPU does not run the " << micro_kernel_name(Kernel);
+  std::mt19937 rng(seed);
+  for (const Shape& s : shapes()) check(s, micro<Kernel>, rng);
+}
+
+TEST(TileGemm, Avx512MicroKernelMatchesFp64) { check_micro_kernel<MicroKernel::Avx512>(12); }
+
+TEST(TileGemm, Avx2MicroKernelMatchesFp64) { check_micro_kernel<MicroKernel::Avx2>(13); }
+
+TEST(TileGemm, NoMicroKernelComputesNothing) {
+  float c = 3;
+  EXPECT_FALSE(tile_gemm_micro(MicroKernel::None, false, 1, 1, 1, 1.0f, &c, 1, &c, 1, 0.0f, &c, 1));
+  EXPECT_EQ(c, 3);
 }
 
 TEST(TileGemm, Fp64IsBlas) {
