@@ -7,69 +7,13 @@
 #include <cmath>
 #include <mutex>
 
+#include "dropout_loops.h"
 #include "strata/attn/counter_random.h"
 #include "strata/attn/balanced_for.h"
-#include "strata/core/exp_poly.h"
-#include "strata/core/vector_clones.h"
 
 namespace strata::nn {
 
 namespace {
-
-// The element loops below are vectorised in a copy for each instruction set
-// (strata/core/vector_clones.h): the 64-bit hashing of the mask and the float arithmetic.
-
-// One call's mask: element `at` is kept, scaled by 1 / (1 - p), where its draw from `row`
-// passes, and dropped elsewhere.
-struct MaskRule {
-  MaskRule(std::uint64_t row, double p)
-      : row(row), first_kept(attn::first_kept_draw(p)), kept(static_cast<float>(1.0 / (1.0 - p))) {}
-  STRATA_INLINE float factor(std::int64_t at) const {
-    return attn::counter_draw_at(row, at) >= first_kept ? kept : 0.0f;
-  }
-  std::uint64_t row;
-  std::int32_t first_kept;
-  float kept;
-};
-
-// out[e] = in[e] * factor: the forward on x and, with the same mask, the backward on the
-// output's gradient.
-STRATA_VECTOR_CLONES
-void scale_kept(const float* in, float* out, std::int64_t first, std::int64_t count, MaskRule mask) {
-  for (std::int64_t e = 0; e < count; ++e) out[e] = in[e] * mask.factor(first + e);
-}
-
-// erf(u) by Abramowitz and Stegun 7.1.26 (absolute error <= 1.5e-7), the form libtorch's
-// vectorised GELU uses too.
-STRATA_INLINE float erf_as(float u) {
-  const float z = std::fabs(u);
-  const float t = 1.0f / (1.0f + 0.3275911f * z);
-  const float poly =
-      t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
-  const float magnitude = 1.0f - poly * exp_poly(-z * z);
-  return u < 0 ? -magnitude : magnitude;
-}
-
-// GELU (erf form) followed by dropout, in one pass: out[e] = gelu(x[e]) * factor.
-STRATA_VECTOR_CLONES
-void gelu_kept(const float* x, float* out, std::int64_t first, std::int64_t count, MaskRule mask) {
-  for (std::int64_t e = 0; e < count; ++e) {
-    const float v = x[e];
-    out[e] = 0.5f * v * (1.0f + erf_as(v * 0.70710678f)) * mask.factor(first + e);
-  }
-}
-
-// Its gradient: dx[e] = dy[e] * factor * gelu'(x[e]), gelu'(x) = Phi(x) + x phi(x).
-STRATA_VECTOR_CLONES
-void gelu_kept_grad(const float* x, const float* dy, float* dx, std::int64_t first, std::int64_t count,
-                    MaskRule mask) {
-  for (std::int64_t e = 0; e < count; ++e) {
-    const float v = x[e];
-    const float slope =
-        0.5f * (1.0f + erf_as(v * 0.70710678f)) + v * 0.39894228f * exp_poly(-0.5f * v * v);
-    dx[e] = dy[e] * slope * mask.factor(first + e);
-  }
-}
 
 // A new tensor from a contiguous fp32 one in one parallel pass: pass(from, to, first, count)
 // over ranges of 16K elements, `first` the range's offset in the tensor.

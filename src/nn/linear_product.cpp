@@ -17,11 +17,15 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// The micro-kernel the products run, or None for torch::linear.
+// The micro-kernel the products run, or None for torch::linear. AVX-512 only: the AVX2 one
+// ran these layers no faster than libtorch's OpenBLAS (AVX2 too, and packed), 0.90-1.02x on
+// Zen 3 (`strata bench linear`), where the attention's tiles, a BLAS call each, gain 1.2x.
 attn::MicroKernel chosen_kernel() {
   static const attn::MicroKernel chosen = [] {
     const char* choice = std::getenv("STRATA_LINEAR");
-    return choice && std::string_view(choice) == "libtorch" ? attn::MicroKernel::None : attn::cpu_micro_kernel();
+    const bool libtorch = (choice && std::string_view(choice) == "libtorch") ||
+                          attn::cpu_micro_kernel() != attn::MicroKernel::Avx512;
+    return libtorch ? attn::MicroKernel::None : attn::MicroKernel::Avx512;
   }();
   return chosen;
 }
