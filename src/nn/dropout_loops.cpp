@@ -18,12 +18,18 @@ namespace {
 // samples on Zen 3).
 constexpr std::int64_t kChunk = 64;
 
-// The draws of elements [at, at + count), count <= kChunk.
-STRATA_INLINE void draws(const MaskRule& mask, std::int64_t at, std::int64_t count, std::int32_t* draw) {
-  for (std::int64_t c = 0; c < count; ++c) draw[c] = attn::counter_draw_at(mask.row, at + c);
+// element(e, factor) for e < count, chunk by chunk: the mask's draws for a chunk first, in a
+// loop of their own, then `element` over it with each element's factor. `element` must be always
+// inlined (STRATA_INLINE on the lambda), so that its loop is compiled for the caller's clone.
+template <class Element>
+STRATA_INLINE void masked_chunks(const MaskRule& mask, std::int64_t first, std::int64_t count, Element element) {
+  std::int32_t draw[kChunk];
+  for (std::int64_t c0 = 0; c0 < count; c0 += kChunk) {
+    const std::int64_t m = std::min(kChunk, count - c0);
+    for (std::int64_t c = 0; c < m; ++c) draw[c] = attn::counter_draw_at(mask.row, first + c0 + c);
+    for (std::int64_t c = 0; c < m; ++c) element(c0 + c, draw[c] >= mask.first_kept ? mask.kept : 0.0f);
+  }
 }
-
-STRATA_INLINE float factor(const MaskRule& mask, std::int32_t draw) { return draw >= mask.first_kept ? mask.kept : 0.0f; }
 
 // erf(u) by Abramowitz and Stegun 7.1.26 (absolute error <= 1.5e-7), the form libtorch's
 // vectorised GELU uses too.
@@ -40,42 +46,26 @@ STRATA_INLINE float erf_as(float u) {
 
 STRATA_VECTOR_CLONES
 void scale_kept(const float* in, float* out, std::int64_t first, std::int64_t count, MaskRule mask) {
-  std::int32_t draw[kChunk];
-  for (std::int64_t c0 = 0; c0 < count; c0 += kChunk) {
-    const std::int64_t m = std::min(kChunk, count - c0);
-    draws(mask, first + c0, m, draw);
-    for (std::int64_t c = 0; c < m; ++c) out[c0 + c] = in[c0 + c] * factor(mask, draw[c]);
-  }
+  masked_chunks(mask, first, count, [&](std::int64_t e, float factor) STRATA_INLINE_LAMBDA { out[e] = in[e] * factor; });
 }
 
 STRATA_VECTOR_CLONES
 void gelu_kept(const float* x, float* out, std::int64_t first, std::int64_t count, MaskRule mask) {
-  std::int32_t draw[kChunk];
-  for (std::int64_t c0 = 0; c0 < count; c0 += kChunk) {
-    const std::int64_t m = std::min(kChunk, count - c0);
-    draws(mask, first + c0, m, draw);
-    for (std::int64_t c = 0; c < m; ++c) {
-      const float v = x[c0 + c];
-      out[c0 + c] = 0.5f * v * (1.0f + erf_as(v * 0.70710678f)) * factor(mask, draw[c]);
-    }
-  }
+  masked_chunks(mask, first, count, [&](std::int64_t e, float factor) STRATA_INLINE_LAMBDA {
+    const float v = x[e];
+    out[e] = 0.5f * v * (1.0f + erf_as(v * 0.70710678f)) * factor;
+  });
 }
 
 // gelu'(x) = Phi(x) + x phi(x).
 STRATA_VECTOR_CLONES
 void gelu_kept_grad(const float* x, const float* dy, float* dx, std::int64_t first, std::int64_t count,
                     MaskRule mask) {
-  std::int32_t draw[kChunk];
-  for (std::int64_t c0 = 0; c0 < count; c0 += kChunk) {
-    const std::int64_t m = std::min(kChunk, count - c0);
-    draws(mask, first + c0, m, draw);
-    for (std::int64_t c = 0; c < m; ++c) {
-      const float v = x[c0 + c];
-      const float slope =
-          0.5f * (1.0f + erf_as(v * 0.70710678f)) + v * 0.39894228f * exp_poly(-0.5f * v * v);
-      dx[c0 + c] = dy[c0 + c] * slope * factor(mask, draw[c]);
-    }
-  }
+  masked_chunks(mask, first, count, [&](std::int64_t e, float factor) STRATA_INLINE_LAMBDA {
+    const float v = x[e];
+    const float slope = 0.5f * (1.0f + erf_as(v * 0.70710678f)) + v * 0.39894228f * exp_poly(-0.5f * v * v);
+    dx[e] = dy[e] * slope * factor;
+  });
 }
 
 }  // namespace strata::nn

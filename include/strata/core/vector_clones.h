@@ -16,3 +16,5 @@
 #define STRATA_VECTOR_CLONES
 #endif
 #define STRATA_INLINE inline __attribute__((always_inline))
+// The same for a lambda such a loop calls: `[&](...) STRATA_INLINE_LAMBDA { ... }`.
+#define STRATA_INLINE_LAMBDA __attribute__((always_inline))

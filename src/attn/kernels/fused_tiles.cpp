@@ -1,7 +1,6 @@
 #include "fused_tiles.h"
 
-#include "softmax_rows_avx2.h"
-#include "softmax_rows_avx512.h"
+#include "softmax_rows.h"
 #include "strata/attn/counter_random.h"
 #include "strata/core/exp_poly.h"
 #include "strata/core/vector_clones.h"
@@ -34,13 +33,9 @@ namespace {
 
 constexpr int kLanes = 8;  // one AVX2 register of floats; reductions keep this many partials
 
-// The softmax's row loops go to softmax_rows_avx512.cpp where the CPU has AVX-512F, to
-// softmax_rows_avx2.cpp where it has AVX2 and FMA.
-#if defined(STRATA_SOFTMAX_ROWS_AVX512) && defined(STRATA_SOFTMAX_ROWS_AVX2)
-#define STRATA_SOFTMAX_ROWS_SIMD 1
-const bool kAvx512Rows = avx512::available();
-const bool kAvx2Rows = !kAvx512Rows && avx2::available();
-#endif
+// The softmax's row loops go to the widest intrinsics rows this CPU runs (softmax_rows.h), the
+// plain loops below where it runs none.
+const SimdRows* const kSimdRows = avx512_rows() ? avx512_rows() : avx2_rows();
 
 // Cephes logf for a positive normal x: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) by a
 // degree-9 polynomial in m - 1, e ln 2 added in two parts. Branch-free.
@@ -120,10 +115,7 @@ STRATA_INLINE T exp_any(T x) {
 // as int32, with the magnitude bits flipped for negatives, order exactly as the floats do
 // (-inf included), and integer max vectorises.
 STRATA_INLINE float row_max(const float* x, std::int64_t n) {
-#ifdef STRATA_SOFTMAX_ROWS_SIMD
-  if (kAvx512Rows) return avx512::row_max(x, n);
-  if (kAvx2Rows) return avx2::row_max(x, n);
-#endif
+  if (kSimdRows) return kSimdRows->row_max(x, n);
   std::int32_t key = std::numeric_limits<std::int32_t>::min();
   for (std::int64_t c = 0; c < n; ++c) {
     const std::int32_t bits = __builtin_bit_cast(std::int32_t, x[c]);
@@ -143,12 +135,8 @@ STRATA_INLINE double row_max(const double* x, std::int64_t n) {
 // x[c] = exp(x[c] - shift), returning the sum of the results.
 template <class T>
 STRATA_INLINE T exp_shifted_sum(T* x, std::int64_t n, T shift) {
-#ifdef STRATA_SOFTMAX_ROWS_SIMD
-  if constexpr (std::is_same_v<T, float>) {
-    if (kAvx512Rows) return avx512::exp_shifted_sum(x, n, shift);
-    if (kAvx2Rows) return avx2::exp_shifted_sum(x, n, shift);
-  }
-#endif
+  if constexpr (std::is_same_v<T, float>)
+    if (kSimdRows) return kSimdRows->exp_shifted_sum(x, n, shift);
   T lanes[kLanes] = {};
   std::int64_t c = 0;
   for (; c + kLanes <= n; c += kLanes)
@@ -168,12 +156,8 @@ STRATA_INLINE T exp_shifted_sum(T* x, std::int64_t n, T shift) {
 // x[c] = exp(x[c] - shift).
 template <class T>
 STRATA_INLINE void exp_shifted(T* x, std::int64_t n, T shift) {
-#ifdef STRATA_SOFTMAX_ROWS_SIMD
-  if constexpr (std::is_same_v<T, float>) {
-    if (kAvx512Rows) return avx512::exp_shifted(x, n, shift);
-    if (kAvx2Rows) return avx2::exp_shifted(x, n, shift);
-  }
-#endif
+  if constexpr (std::is_same_v<T, float>)
+    if (kSimdRows) return kSimdRows->exp_shifted(x, n, shift);
   for (std::int64_t c = 0; c < n; ++c) x[c] = exp_any<T>(x[c] - shift);
 }
 

@@ -3,8 +3,8 @@
 // leading dimension, in fp32 (the fast path, vectorised for AVX-512 or AVX2 where the CPU has
 // it) and fp64 (gradient checks). Plain loops the compiler vectorises, built three times
 // (AVX-512, AVX2, baseline) and picked at load time, so one binary runs on any x86-64; the
-// softmax's exp and maximum go to softmax_rows_avx512.h where the CPU has AVX-512F, to
-// softmax_rows_avx2.h where it has AVX2 and FMA.
+// softmax's exp and maximum go to softmax_rows.h's intrinsics where the CPU has AVX-512F, or
+// AVX2 and FMA.
 //
 // std::exp does not vectorise, so fp32 uses a Cephes-style polynomial exp (relative error
 // about 1e-7, see test_fused_tiles.cpp); exp of anything below the smallest normal float's
@@ -14,7 +14,7 @@
 namespace strata::attn::tiles {
 
 // x[c] = exp(x[c]) for c < n, by the plain polynomial loop on every CPU (the rows' functions
-// below use softmax_rows_avx512.h's or softmax_rows_avx2.h's version of it).
+// below use softmax_rows.h's version of it).
 void exp_inplace(float* x, std::int64_t n);
 void exp_inplace(double* x, std::int64_t n);
 

@@ -1,6 +1,6 @@
-#include "softmax_rows_avx2.h"
+#include "softmax_rows.h"
 
-#ifdef STRATA_SOFTMAX_ROWS_AVX2
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 
 #include <immintrin.h>
 
@@ -8,7 +8,7 @@
 
 #define STRATA_AVX2 __attribute__((target("avx2,fma")))
 
-namespace strata::attn::tiles::avx2 {
+namespace strata::attn::tiles {
 
 namespace {
 
@@ -58,13 +58,6 @@ STRATA_AVX2 inline std::int32_t lane_max(__m256i v) {
   return _mm_cvtsi128_si32(m);
 }
 
-}  // namespace
-
-bool available() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
-
 STRATA_AVX2 float row_max(const float* x, std::int64_t n) {
   if (n == 0) return -std::numeric_limits<float>::infinity();
   const __m256i lowest = _mm256_set1_epi32(std::numeric_limits<std::int32_t>::min());
@@ -109,6 +102,22 @@ STRATA_AVX2 void exp_shifted(float* x, std::int64_t n, float shift) {
   }
 }
 
-}  // namespace strata::attn::tiles::avx2
+}  // namespace
+
+const SimdRows* avx2_rows() {
+  static const SimdRows rows{row_max, exp_shifted_sum, exp_shifted};
+  static const bool runs = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return runs ? &rows : nullptr;
+}
+
+}  // namespace strata::attn::tiles
+
+#else
+
+namespace strata::attn::tiles {
+
+const SimdRows* avx2_rows() { return nullptr; }
+
+}  // namespace strata::attn::tiles
 
 #endif

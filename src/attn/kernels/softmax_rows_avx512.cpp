@@ -1,6 +1,6 @@
-#include "softmax_rows_avx512.h"
+#include "softmax_rows.h"
 
-#ifdef STRATA_SOFTMAX_ROWS_AVX512
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 
 // GCC 12's AVX-512 headers start some intrinsics from a deliberately undefined register.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -13,7 +13,7 @@
 
 #define STRATA_AVX512 __attribute__((target("avx512f")))
 
-namespace strata::attn::tiles::avx512 {
+namespace strata::attn::tiles {
 
 namespace {
 
@@ -47,13 +47,6 @@ STRATA_AVX512 inline __m512 exp16(__m512 x) {
 STRATA_AVX512 inline __m512i order_key(__m512i bits) {
   return _mm512_xor_si512(bits, _mm512_and_si512(_mm512_srai_epi32(bits, 31),
                                                  _mm512_set1_epi32(0x7fffffff)));
-}
-
-}  // namespace
-
-bool available() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
 }
 
 STRATA_AVX512 float row_max(const float* x, std::int64_t n) {
@@ -97,6 +90,22 @@ STRATA_AVX512 void exp_shifted(float* x, std::int64_t n, float shift) {
   }
 }
 
-}  // namespace strata::attn::tiles::avx512
+}  // namespace
+
+const SimdRows* avx512_rows() {
+  static const SimdRows rows{row_max, exp_shifted_sum, exp_shifted};
+  static const bool runs = __builtin_cpu_supports("avx512f");
+  return runs ? &rows : nullptr;
+}
+
+}  // namespace strata::attn::tiles
+
+#else
+
+namespace strata::attn::tiles {
+
+const SimdRows* avx512_rows() { return nullptr; }
+
+}  // namespace strata::attn::tiles
 
 #endif
