@@ -150,7 +150,8 @@ STRATA_AVX2 __attribute__((aligned(64))) inline void block_avx2(std::int64_t k, 
     const float* b_row = b + p * ldb;
     __m256 b_vec[Vectors];
 #pragma GCC unroll 2
-    for (int v = 0; v < Vectors; ++v) b_vec[v] = Masked && v + 1 == Vectors ? _mm256_maskload_ps(b_row + 8 * v, last) : _mm256_loadu_ps(b_row + 8 * v);
+    for (int v = 0; v < Vectors; ++v)
+      b_vec[v] = Masked && v + 1 == Vectors ? _mm256_maskload_ps(b_row + 8 * v, last) : _mm256_loadu_ps(b_row + 8 * v);
     const float* a_col = a + p * depth_step;
 #pragma GCC unroll 8
     for (int i = 0; i < Rows; ++i) {
