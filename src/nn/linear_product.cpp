@@ -17,15 +17,15 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// The micro-kernel the products run, or None for torch::linear. AVX-512 only: the AVX2 one
-// ran these layers no faster than libtorch's OpenBLAS (AVX2 too, and packed), 0.90-1.02x on
-// Zen 3 (`strata bench linear`), where the attention's tiles, a BLAS call each, gain 1.2x.
-attn::MicroKernel chosen_kernel() {
-  static const attn::MicroKernel chosen = [] {
+// Whether the products run the AVX-512 micro-kernel (torch::linear otherwise). AVX-512 only:
+// the AVX2 one ran these layers no faster than libtorch's OpenBLAS (AVX2 too, and packed),
+// 0.90-1.02x on Zen 3 (`strata bench linear`), where the attention's tiles, a BLAS call each,
+// gain 1.2x.
+bool micro_kernel_chosen() {
+  static const bool chosen = [] {
     const char* choice = std::getenv("STRATA_LINEAR");
-    const bool libtorch = (choice && std::string_view(choice) == "libtorch") ||
-                          attn::cpu_micro_kernel() != attn::MicroKernel::Avx512;
-    return libtorch ? attn::MicroKernel::None : attn::MicroKernel::Avx512;
+    return attn::cpu_micro_kernel() == attn::MicroKernel::Avx512 &&
+           !(choice && std::string_view(choice) == "libtorch");
   }();
   return chosen;
 }
@@ -51,7 +51,7 @@ const float* a_at(bool trans_a, const float* a, std::int64_t lda, std::int64_t i
 void product_part(bool trans_a, std::int64_t i0, std::int64_t rows, std::int64_t j0, std::int64_t cols, std::int64_t n,
                   std::int64_t depth, const float* a, std::int64_t lda, const float* b, float* c, const float* bias) {
   for (std::int64_t p0 = 0; p0 < depth; p0 += kDepthChunk)
-    attn::tile_gemm_micro(chosen_kernel(), trans_a, rows, cols, std::min(kDepthChunk, depth - p0), 1.0f, a_at(trans_a, a, lda, i0, p0),
+    attn::tile_gemm_micro(attn::MicroKernel::Avx512, trans_a, rows, cols, std::min(kDepthChunk, depth - p0), 1.0f, a_at(trans_a, a, lda, i0, p0),
                            lda, b + p0 * n + j0, n, p0 == 0 ? 0.0f : 1.0f, c + i0 * n + j0, n);
   if (bias != nullptr)
     for (std::int64_t r = i0; r < i0 + rows; ++r)
@@ -171,13 +171,13 @@ at::Tensor linear_product(const at::Tensor& x, const at::Tensor& weight, const a
                     (!bias.defined() || bias.scalar_type() == at::kFloat);
   const bool cpu = x.device().is_cpu() && weight.device().is_cpu();
   if (!fp32 || !cpu || x.dim() == 0 || x.size(-1) != weight.size(1) || x.numel() < kMinRows * weight.size(1) ||
-      chosen_kernel() == attn::MicroKernel::None)
+      !micro_kernel_chosen())
     return torch::nn::functional::linear(x, weight, bias);
   return LinearProduct::apply(x, weight, bias.defined() ? bias : at::empty({0}, weight.options()));
 }
 
 const char* linear_products() {
-  return chosen_kernel() == attn::MicroKernel::None ? "libtorch" : attn::micro_kernel_name(chosen_kernel());
+  return micro_kernel_chosen() ? attn::micro_kernel_name(attn::MicroKernel::Avx512) : "libtorch";
 }
 
 }  // namespace strata::nn

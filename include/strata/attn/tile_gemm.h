@@ -21,6 +21,7 @@ void gemm(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k, double a
           const double* a, std::int64_t lda, const double* b, std::int64_t ldb, double beta,
           double* c, std::int64_t ldc);
 
+// Ordered by width: a CPU that runs one runs those before it.
 enum class MicroKernel { None, Avx2, Avx512 };
 
 // The fastest micro-kernel this build and CPU run (whatever STRATA_TILE_GEMM says).

@@ -273,10 +273,7 @@ MicroKernel cpu_micro_kernel() {
 bool tile_gemm_micro(MicroKernel kernel, bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                      const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
                      std::int64_t ldc) {
-  const MicroKernel cpu = cpu_micro_kernel();
-  if (kernel == MicroKernel::None || (kernel == MicroKernel::Avx512 && cpu != MicroKernel::Avx512) ||
-      cpu == MicroKernel::None)
-    return false;
+  if (kernel == MicroKernel::None || kernel > cpu_micro_kernel()) return false;
 #ifdef STRATA_HAVE_X86_KERNELS
   if (kernel == MicroKernel::Avx512)
     avx512_gemm(trans_a, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
