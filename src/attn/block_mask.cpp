@@ -423,4 +423,18 @@ BlockMask compile_block_mask(const AttentionCall& call, std::int64_t q_tile, std
   return compile_block_mask(PairRules(call), q_tile, k_tile);
 }
 
+BlockMask fused_block_mask(const PairRules& rules) {
+  BlockMask mask = compile_block_mask(rules);
+  const LayerSpec& spec = rules.spec();
+  for (std::int64_t h = 0; h < rules.state().heads; ++h)
+    if (spec.head(h).normaliser.kind == NormaliserKind::TopP) return mask;
+  const std::int64_t rows = static_cast<std::int64_t>(mask.row_begin.size()) - 1;
+  std::int64_t keys = 0;
+  for (const std::int32_t t : mask.tile) keys += mask.k_cols(t);
+  if (rows <= 0 || keys < kWideRowKeys * rows) return mask;
+  return compile_block_mask(rules, kWideQueryTile);
+}
+
+BlockMask fused_block_mask(const AttentionCall& call) { return fused_block_mask(PairRules(call)); }
+
 }  // namespace strata::attn

@@ -179,6 +179,28 @@ TEST(FusedKernel, PlainCallFloat) {
   expect_kernels_agree(p.call(), 2e-5);
 }
 
+// Rows that see kWideRowKeys keys or more on average run kWideQueryTile-query tiles: causal
+// rows past a long context, a window on one head, lq not a multiple of the tall tile. Shorter
+// rows, and top-p heads, keep 64.
+TEST(FusedKernel, WideRowsRunTallQueryTilesAndMatchTheReference) {
+  Problem p;
+  p.batch = 1;
+  p.lq = 300, p.lk = 4400;
+  p.dim = 4;
+  p.causal = true;
+  p.query_offset = 4100;  // rows of 4,101 to 4,400 keys
+  p.spec = spec_of({head(Mask::all()), head(Mask::window(4150, 0))});
+  p.make();
+  EXPECT_EQ(fused_block_mask(p.call()).q_tile, kWideQueryTile);
+  expect_kernels_agree(p.call());
+
+  p.query_offset = 3000;  // rows of 3,001 to 3,300 keys
+  EXPECT_EQ(fused_block_mask(p.call()).q_tile, 64);
+  p.query_offset = 4100;
+  p.spec = spec_of({head(Mask::all()), head(Mask::all(), NormaliserKind::TopP, 1, 0.9)});
+  EXPECT_EQ(fused_block_mask(p.call()).q_tile, 64);
+}
+
 TEST(FusedKernel, PaddingCausalAndQueryOffsetWithSmallTiles) {
   Problem p;
   p.lq = 30, p.lk = 75;

@@ -80,6 +80,8 @@ class PairRules {
 // overload builds PairRules first.
 BlockMask compile_block_mask(const PairRules& rules, std::int64_t q_tile = 64,
                              std::int64_t k_tile = 64);
+// The block mask the fused kernel runs for a call that brings none (block_mask.h).
+BlockMask fused_block_mask(const PairRules& rules);
 
 // The T5 relative-position bucket of d = j - i. Bidirectional: buckets / 2 per sign (d > 0
 // above), the first half of those exact, the rest log-spaced up to max_distance, then

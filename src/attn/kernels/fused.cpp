@@ -164,7 +164,7 @@ class FusedAttentionBackward final : public torch::autograd::Node {
 at::Tensor fused_attention(const AttentionCall& call) {
   check_inputs(call);
   PairRules rules(call);
-  BlockMask mask = call.block_mask ? *call.block_mask : compile_block_mask(rules);
+  BlockMask mask = call.block_mask ? *call.block_mask : fused_block_mask(rules);
   auto plan = std::make_shared<const FusedPlan>(std::move(rules), std::move(mask), call);
 
   // bf16 is computed in fp32: the tiles and BLAS have no bf16 path, and fp32 accumulation
