@@ -126,7 +126,7 @@ void run_mask_show(const MaskShowOptions& options) {
     call.bias_table = at::zeros({heads, relations});
   if (spec.dense_bias) call.dense_bias = at::zeros({1, 1, 1, 1}).expand({1, heads, length, keys});
   const attn::PairRules rules(call);
-  const attn::BlockMask block_mask = attn::compile_block_mask(call);
+  const attn::BlockMask block_mask = attn::fused_block_mask(rules);  // the tiles the fused kernel runs
 
   std::printf("%s: %zu tokens (%s%s), %d sections, %d segment%s, %ld prefix slots\n",
               options.doc.c_str(), layout.size(),
