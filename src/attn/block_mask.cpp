@@ -1,5 +1,7 @@
 #include "strata/attn/block_mask.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -432,7 +434,10 @@ BlockMask fused_block_mask(const PairRules& rules) {
   std::int64_t keys = 0;
   for (const std::int32_t t : mask.tile) keys += mask.k_cols(t);
   if (rows <= 0 || keys < kWideRowKeys * rows) return mask;
-  return compile_block_mask(rules, kWideQueryTile);
+  BlockMask tall = compile_block_mask(rules, kWideQueryTile);
+  // The forward shares out (item, head, query tile) tasks: keep enough for every thread.
+  const std::int64_t tasks = tall.batch * rules.state().heads * tall.q_tiles;
+  return tasks >= kTasksPerThread * at::get_num_threads() ? tall : mask;
 }
 
 BlockMask fused_block_mask(const AttentionCall& call) { return fused_block_mask(PairRules(call)); }

@@ -181,24 +181,31 @@ TEST(FusedKernel, PlainCallFloat) {
 
 // Rows that see kWideRowKeys keys or more on average run kWideQueryTile-query tiles: causal
 // rows past a long context, a window on one head, lq not a multiple of the tall tile. Shorter
-// rows, and top-p heads, keep 64.
+// rows, top-p heads, and calls that would leave a thread fewer than kTasksPerThread tasks keep
+// 64.
 TEST(FusedKernel, WideRowsRunTallQueryTilesAndMatchTheReference) {
+  const int threads = at::get_num_threads();
+  at::set_num_threads(1);
   Problem p;
   p.batch = 1;
-  p.lq = 300, p.lk = 4400;
+  p.lq = 600, p.lk = 4700;  // 3 tall query tiles a head, 6 tasks
   p.dim = 4;
   p.causal = true;
-  p.query_offset = 4100;  // rows of 4,101 to 4,400 keys
+  p.query_offset = 4100;  // rows of 4,101 to 4,700 keys
   p.spec = spec_of({head(Mask::all()), head(Mask::window(4150, 0))});
   p.make();
   EXPECT_EQ(fused_block_mask(p.call()).q_tile, kWideQueryTile);
   expect_kernels_agree(p.call());
 
-  p.query_offset = 3000;  // rows of 3,001 to 3,300 keys
+  at::set_num_threads(2);  // 6 tasks < 2 x 4
+  EXPECT_EQ(fused_block_mask(p.call()).q_tile, 64);
+  at::set_num_threads(1);
+  p.query_offset = 3000;  // rows of 3,001 to 3,600 keys
   EXPECT_EQ(fused_block_mask(p.call()).q_tile, 64);
   p.query_offset = 4100;
   p.spec = spec_of({head(Mask::all()), head(Mask::all(), NormaliserKind::TopP, 1, 0.9)});
   EXPECT_EQ(fused_block_mask(p.call()).q_tile, 64);
+  at::set_num_threads(threads);
 }
 
 TEST(FusedKernel, PaddingCausalAndQueryOffsetWithSmallTiles) {

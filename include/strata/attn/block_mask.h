@@ -71,9 +71,11 @@ BlockMask compile_block_mask(const AttentionCall& call, std::int64_t q_tile = 64
 // and a 4x taller tile makes 4x fewer passes. Dense fwd + bwd, 8 heads x 64 on Zen 3, rounds
 // alternating in one process: L = 16,384 13 % faster, 4,096 4 %, 1,024 2 % slower (so short
 // rows keep 64). Heads with a top-p normaliser keep 64: its first step holds a query tile's
-// whole row of scores.
+// whole row of scores. So do calls that would be left fewer than kTasksPerThread forward
+// tasks (item, head, query tile) a thread.
 inline constexpr std::int64_t kWideRowKeys = 4096;
 inline constexpr std::int64_t kWideQueryTile = 256;
+inline constexpr std::int64_t kTasksPerThread = 4;
 BlockMask fused_block_mask(const AttentionCall& call);
 
 }  // namespace strata::attn
