@@ -69,7 +69,7 @@ BlockMask compile_block_mask(const AttentionCall& call, std::int64_t q_tile = 64
 // query tile reads its row's K and V once, and its backward adds once to their rows of dK and
 // dV; past a few thousand keys those no longer stay in cache from one query tile to the next,
 // and a 4x taller tile makes 4x fewer passes. Dense fwd + bwd, 8 heads x 64 on Zen 3, rounds
-// alternating in one process: L = 16,384 13 % faster, 4,096 4 %, 1,024 2 % slower (so short
+// alternating in one process: L = 16,384 13 % faster, 4,096 3-7 %, 2,048 and 1,024 2-3 % slower (so short
 // rows keep 64). Heads with a top-p normaliser keep 64: its first step holds a query tile's
 // whole row of scores. So do calls that would be left fewer than kTasksPerThread forward
 // tasks (item, head, query tile) a thread.
