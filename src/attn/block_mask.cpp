@@ -427,6 +427,7 @@ BlockMask compile_block_mask(const AttentionCall& call, std::int64_t q_tile, std
 
 BlockMask fused_block_mask(const PairRules& rules) {
   BlockMask mask = compile_block_mask(rules);
+  if (mask.lq <= mask.q_tile) return mask;  // one query tile either way (a decoding step)
   const LayerSpec& spec = rules.spec();
   for (std::int64_t h = 0; h < rules.state().heads; ++h)
     if (spec.head(h).normaliser.kind == NormaliserKind::TopP) return mask;

@@ -60,7 +60,7 @@ std::vector<KernelPass> kernel_passes(const attn::AttentionCall& call) {
 // padding, which the kernel would reorder with the layout.)
 attn::BlockMask pass_block_mask(const attn::AttentionCall& call, const KernelPass& pass) {
   if (!pass.token_order && static_cast<std::int64_t>(pass.heads.size()) == call.q.size(1))
-    return attn::compile_block_mask(call);
+    return attn::fused_block_mask(call);
   attn::LayerSpec spec;
   attn::AttentionCall part = heads_call(call, pass.heads, spec);
   attn::TokenLayout ordered;
@@ -69,7 +69,7 @@ attn::BlockMask pass_block_mask(const attn::AttentionCall& call, const KernelPas
     part.query_layout = &ordered;
     part.key_layout = &ordered;
   }
-  return attn::compile_block_mask(part);
+  return attn::fused_block_mask(part);
 }
 
 // Head group g of a pass's mask: its heads (numbered in the layer), their mask, the order

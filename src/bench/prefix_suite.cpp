@@ -79,9 +79,9 @@ void run_case_child(const PrefixBenchOptions& o, const PrefixCase& c) {
   write_file_atomic(o.run.child_out, result.dump());
 }
 
-// Visited and partial tiles of a call's block mask, as shares of all pairs.
+// Visited and partial tiles of the block mask the kernel runs for a call, as shares of all pairs.
 Json tile_stats(const attn::AttentionCall& call) {
-  const attn::BlockMask mask = attn::compile_block_mask(call);
+  const attn::BlockMask mask = attn::fused_block_mask(call);
   return {{"tile", mask.q_tile},
           {"tile_density", mask.tile_density()},
           {"partial_fraction", mask.partial_density()}};
