@@ -72,7 +72,8 @@ BlockMask compile_block_mask(const AttentionCall& call, std::int64_t q_tile = 64
 // alternating in one process: L = 16,384 13 % faster, 4,096 3-7 %, 2,048 and 1,024 2-3 % slower (so short
 // rows keep 64). Heads with a top-p normaliser keep 64: its first step holds a query tile's
 // whole row of scores. So do calls that would be left fewer than kTasksPerThread forward
-// tasks (item, head, query tile) a thread.
+// tasks (item, head, query tile) a thread, and calls of at most 64 queries (a decoding step),
+// whose one tile is the same either way.
 inline constexpr std::int64_t kWideRowKeys = 4096;
 inline constexpr std::int64_t kWideQueryTile = 256;
 inline constexpr std::int64_t kTasksPerThread = 4;
