@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <string_view>
@@ -17,15 +19,17 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// Whether the products run the AVX-512 micro-kernel (torch::linear otherwise). AVX-512 only:
-// the AVX2 one ran these layers no faster than libtorch's OpenBLAS (AVX2 too, and packed),
-// 0.90-1.02x on Zen 3 (`strata bench linear`), where the attention's tiles, a BLAS call each,
-// gain 1.2x.
-bool micro_kernel_chosen() {
-  static const bool chosen = [] {
+// What runs fp32 products of kMinRows rows or more. The AVX-512 micro-kernel where it runs:
+// the AVX2 one ran these layers no faster than OpenBLAS (AVX2 too, and packed), 0.90-1.02x on
+// Zen 3 (`strata bench linear`), where the attention's tiles, a BLAS call each, gain 1.2x.
+// STRATA_LINEAR=libtorch in the environment (read once) hands them to torch::linear.
+enum class Products { MicroKernel, Blas, Libtorch };
+
+Products chosen_products() {
+  static const Products chosen = [] {
     const char* choice = std::getenv("STRATA_LINEAR");
-    return attn::cpu_micro_kernel() == attn::MicroKernel::Avx512 &&
-           !(choice && std::string_view(choice) == "libtorch");
+    if (choice && std::string_view(choice) == "libtorch") return Products::Libtorch;
+    return attn::cpu_micro_kernel() == attn::MicroKernel::Avx512 ? Products::MicroKernel : Products::Blas;
   }();
   return chosen;
 }
@@ -115,7 +119,92 @@ at::Tensor transposed(const at::Tensor& matrix) {
   return t;
 }
 
-class LinearProduct : public torch::autograd::Function<LinearProduct> {
+// The micro-kernel's products: W is transposed once a call into the row-major B it reads.
+struct MicroKernelProducts {
+  static void forward(const at::Tensor& rows, const at::Tensor& weight, const at::Tensor& bias, at::Tensor& y) {
+    const std::int64_t in = weight.size(1), out = weight.size(0);
+    const at::Tensor weight_t = transposed(weight);
+    product(false, rows.size(0), out, in, rows.data_ptr<float>(), in, weight_t.data_ptr<float>(), y.data_ptr<float>(),
+            bias.numel() > 0 ? bias.data_ptr<float>() : nullptr);
+  }
+
+  // dx [m, in] = dy [m, out] · W [out, in]; dW [out, in] = dyᵀ [out, m] · x [m, in]. Either may
+  // be undefined: not wanted.
+  static void backward(const at::Tensor& dy, const at::Tensor& rows, const at::Tensor& weight, at::Tensor& dx,
+                       at::Tensor& dw) {
+    const std::int64_t m = rows.size(0), in = weight.size(1), out = weight.size(0);
+    if (dx.defined()) product(false, m, in, out, dy.data_ptr<float>(), out, weight.data_ptr<float>(), dx.data_ptr<float>());
+    if (dw.defined()) product(true, out, in, m, dy.data_ptr<float>(), out, rows.data_ptr<float>(), dw.data_ptr<float>());
+  }
+};
+
+// BLAS sgemm's products (OpenBLAS at run time), for CPUs without the AVX-512 micro-kernel.
+// What they save over torch::linear, which libtorch 1.13 runs as matmul, then a new tensor for
+// the bias added (`strata bench linear` has the ratio):
+// - the forward writes the bias into y and has sgemm add x Wᵀ to it (beta = 1): OpenBLAS
+//   clears C in a pass of its own when beta = 0, and the bias then took another pass;
+// - the backward's two products, the same number of flops each, run side by side, each thread
+//   its own share of them on one thread of sgemm, instead of one after the other on every
+//   thread, each with its own split and end wait.
+struct BlasProducts {
+  static void sgemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                    const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c) {
+    if (m == 0) return;
+    cblas_sgemm(CblasRowMajor, trans_a, trans_b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+                static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(n));
+  }
+
+  static void forward(const at::Tensor& rows, const at::Tensor& weight, const at::Tensor& bias, at::Tensor& y) {
+    const std::int64_t m = rows.size(0), in = weight.size(1), out = weight.size(0);
+    float* c = y.data_ptr<float>();
+    const bool has_bias = bias.numel() > 0;
+    if (has_bias) {
+      const float* b = bias.data_ptr<float>();
+      at::parallel_for(0, m, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(out, 1)),
+                       [&](std::int64_t first, std::int64_t last) {
+                         for (std::int64_t r = first; r < last; ++r) std::copy(b, b + out, c + r * out);
+                       });
+    }
+    sgemm(CblasNoTrans, CblasTrans, m, out, in, rows.data_ptr<float>(), in, weight.data_ptr<float>(), in,
+          has_bias ? 1.0f : 0.0f, c);
+  }
+
+  static void backward(const at::Tensor& dy, const at::Tensor& rows, const at::Tensor& weight, at::Tensor& dx,
+                       at::Tensor& dw) {
+    const std::int64_t m = rows.size(0), in = weight.size(1), out = weight.size(0);
+    const float* g = dy.data_ptr<float>();
+    // dx's rows [first, last) and dW's.
+    auto dx_rows = [&](std::int64_t first, std::int64_t last) {
+      sgemm(CblasNoTrans, CblasNoTrans, last - first, in, out, g + first * out, out, weight.data_ptr<float>(), in, 0.0f,
+            dx.data_ptr<float>() + first * in);
+    };
+    auto dw_rows = [&](std::int64_t first, std::int64_t last) {
+      sgemm(CblasTrans, CblasNoTrans, last - first, in, m, g + first, out, rows.data_ptr<float>(), in, 0.0f,
+            dw.data_ptr<float>() + first * in);
+    };
+    const std::int64_t threads = at::in_parallel_region() ? 1 : at::get_num_threads();
+    if (!dx.defined() || !dw.defined() || threads == 1) {
+      if (dx.defined()) dx_rows(0, m);
+      if (dw.defined()) dw_rows(0, out);
+      return;
+    }
+    // The two products as one range of 2 x threads equal parts, dx's first: thread t takes
+    // parts [2t, 2t + 2), so with an odd thread count one thread does a part of each. Inside
+    // the parallel region sgemm runs on the calling thread alone.
+    at::parallel_for(0, threads, 1, [&](std::int64_t first, std::int64_t last) {
+      for (std::int64_t t = first; t < last; ++t) {
+        auto part = [&](std::int64_t offset, std::int64_t size, std::int64_t p) {
+          return std::clamp<std::int64_t>(p - offset, 0, threads) * size / threads;
+        };
+        dx_rows(part(0, m, 2 * t), part(0, m, 2 * t + 2));
+        dw_rows(part(threads, out, 2 * t), part(threads, out, 2 * t + 2));
+      }
+    });
+  }
+};
+
+template <class Products>
+class LinearFunction : public torch::autograd::Function<LinearFunction<Products>> {
  public:
   // x Wᵀ + bias; a layer without one passes an empty bias (libtorch 1.13's Function takes no
   // undefined input).
@@ -123,14 +212,10 @@ class LinearProduct : public torch::autograd::Function<LinearProduct> {
                             const at::Tensor& bias) {
     const std::int64_t in = weight.size(1), out = weight.size(0);
     const at::Tensor rows = x.reshape({-1, in}).contiguous();
-    // B of the micro-kernel is row-major [depth, n]: here Wᵀ, packed once per call.
-    const at::Tensor weight_t = transposed(weight);
     at::Tensor y = at::empty({rows.size(0), out}, x.options());
-    const at::Tensor b = bias.contiguous();
-    product(false, rows.size(0), out, in, rows.data_ptr<float>(), in, weight_t.data_ptr<float>(), y.data_ptr<float>(),
-            b.numel() > 0 ? b.data_ptr<float>() : nullptr);
+    Products::forward(rows, weight.contiguous(), bias.contiguous(), y);
     ctx->save_for_backward({rows, weight});
-    ctx->saved_data["bias"] = b.numel() > 0;
+    ctx->saved_data["bias"] = bias.numel() > 0;
     std::vector<std::int64_t> shape = x.sizes().vec();
     shape.back() = out;
     return y.view(shape);
@@ -139,24 +224,17 @@ class LinearProduct : public torch::autograd::Function<LinearProduct> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const variable_list saved = ctx->get_saved_variables();
     const at::Tensor& rows = saved[0];
-    const at::Tensor& weight = saved[1];
+    const at::Tensor weight = saved[1].contiguous();
     const std::int64_t m = rows.size(0), in = weight.size(1), out = weight.size(0);
     if (!grads[0].defined()) return {at::Tensor(), at::Tensor(), at::Tensor()};
     const at::Tensor dy = grads[0].reshape({m, out}).contiguous();
-    at::Tensor dx, dw;
-    if (ctx->needs_input_grad(0)) {
-      // dx [m, in] = dy [m, out] · W [out, in].
-      const at::Tensor w = weight.contiguous();
-      dx = at::empty({m, in}, rows.options());
-      product(false, m, in, out, dy.data_ptr<float>(), out, w.data_ptr<float>(), dx.data_ptr<float>());
+    at::Tensor dx = ctx->needs_input_grad(0) ? at::empty({m, in}, rows.options()) : at::Tensor();
+    at::Tensor dw = ctx->needs_input_grad(1) ? at::empty({out, in}, weight.options()) : at::Tensor();
+    Products::backward(dy, rows, weight, dx, dw);
+    if (dx.defined()) {
       std::vector<std::int64_t> shape = grads[0].sizes().vec();
       shape.back() = in;
       dx = dx.view(shape);
-    }
-    if (ctx->needs_input_grad(1)) {
-      // dW [out, in] = dyᵀ [out, m] · x [m, in]: rows of dW split across threads.
-      dw = at::empty({out, in}, weight.options());
-      product(true, out, in, m, dy.data_ptr<float>(), out, rows.data_ptr<float>(), dw.data_ptr<float>());
     }
     at::Tensor db;
     if (ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2)) db = dy.sum(0);
@@ -170,14 +248,24 @@ at::Tensor linear_product(const at::Tensor& x, const at::Tensor& weight, const a
   const bool fp32 = x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
                     (!bias.defined() || bias.scalar_type() == at::kFloat);
   const bool cpu = x.device().is_cpu() && weight.device().is_cpu();
-  if (!fp32 || !cpu || x.dim() == 0 || x.size(-1) != weight.size(1) || x.numel() < kMinRows * weight.size(1) ||
-      !micro_kernel_chosen())
+  if (!fp32 || !cpu || x.dim() == 0 || x.size(-1) != weight.size(1) || x.numel() < kMinRows * weight.size(1))
     return torch::nn::functional::linear(x, weight, bias);
-  return LinearProduct::apply(x, weight, bias.defined() ? bias : at::empty({0}, weight.options()));
+  const at::Tensor b = bias.defined() ? bias : at::empty({0}, weight.options());
+  switch (chosen_products()) {
+    case Products::MicroKernel: return LinearFunction<MicroKernelProducts>::apply(x, weight, b);
+    case Products::Blas: return LinearFunction<BlasProducts>::apply(x, weight, b);
+    case Products::Libtorch: break;
+  }
+  return torch::nn::functional::linear(x, weight, bias);
 }
 
 const char* linear_products() {
-  return micro_kernel_chosen() ? attn::micro_kernel_name(attn::MicroKernel::Avx512) : "libtorch";
+  switch (chosen_products()) {
+    case Products::MicroKernel: return attn::micro_kernel_name(attn::MicroKernel::Avx512);
+    case Products::Blas: return "blas sgemm";
+    case Products::Libtorch: break;
+  }
+  return "libtorch";
 }
 
 }  // namespace strata::nn

@@ -34,13 +34,11 @@ void expect_near(const at::Tensor& actual, const at::Tensor& expected, const cha
   EXPECT_LE(error, 2e-5 * (1 + scale)) << what;
 }
 
-TEST(LinearProduct, MatchesTorchLinearInFp64WithEveryGradient) {
-  if (std::string_view(linear_products()) == "libtorch") GTEST_SKIP() << "linear_product is torch::linear on this CPU";
-  torch::manual_seed(3);
-  // Rows, columns and depth that are no multiple of the micro-kernel's 6 x 64 block; then more
-  // rows than a row chunk (96) and more depth than a depth chunk (256), forward and for dW.
-  // Products wider than tall go by columns: the first shape's forward (39 x 131), the
-  // second's dx (300 x 520) and dW (70 x 520, over 300 rows).
+// Rows, columns and depth that are no multiple of the micro-kernel's 6 x 64 block; then more
+// rows than a row chunk (96) and more depth than a depth chunk (256), forward and for dW.
+// Products wider than tall go by columns: the first shape's forward (39 x 131), the second's
+// dx (300 x 520) and dW (70 x 520, over 300 rows).
+void expect_every_shape_matches_fp64() {
   struct Shape {
     std::vector<std::int64_t> x;
     std::int64_t out;
@@ -65,6 +63,20 @@ TEST(LinearProduct, MatchesTorchLinearInFp64WithEveryGradient) {
   }
 }
 
+// On 1, 2 and 3 threads: BLAS's backward shares its two products out as 2 x threads parts, and
+// on 3 the middle thread takes a part of each.
+TEST(LinearProduct, MatchesTorchLinearInFp64WithEveryGradient) {
+  if (std::string_view(linear_products()) == "libtorch") GTEST_SKIP() << "linear_product is torch::linear on this CPU";
+  torch::manual_seed(3);
+  const int threads = at::get_num_threads();
+  for (const int thread_count : {1, 2, 3}) {
+    SCOPED_TRACE(thread_count);
+    at::set_num_threads(thread_count);
+    expect_every_shape_matches_fp64();
+  }
+  at::set_num_threads(threads);
+}
+
 TEST(LinearProduct, FrozenInputsGetNoGradient) {
   const at::Tensor x = torch::randn({40, 24});
   const at::Tensor w = torch::randn({10, 24}).requires_grad_(true);
@@ -82,9 +94,11 @@ TEST(LinearProduct, FrozenInputsGetNoGradient) {
 // On 2 threads rows (or, for dW [200, 300], 64-column bands) go in claims that halve as a
 // share runs out and in stolen ranges; on 1 thread in chunks of 96 rows (128 columns): values
 // and every gradient the same to the bit. A promise of strata's own product only: where it
-// hands the product to libtorch, OpenBLAS splits the work by thread count and the sums differ.
+// hands the product to BLAS or libtorch, OpenBLAS splits the work by thread count and the sums
+// differ.
 TEST(LinearProduct, TheResultDoesNotDependOnTheThreadCount) {
-  if (std::string_view(linear_products()) == "libtorch") GTEST_SKIP() << "linear_product is torch::linear on this CPU";
+  if (std::string_view(linear_products()) != attn::micro_kernel_name(attn::MicroKernel::Avx512))
+    GTEST_SKIP() << "linear_product runs " << linear_products() << " on this CPU, not strata's micro-kernel";
   const at::Tensor x = torch::randn({301, 300}), w = torch::randn({200, 300}), b = torch::randn({200});
   const at::Tensor g = torch::randn({301, 200});
   const int threads = at::get_num_threads();
