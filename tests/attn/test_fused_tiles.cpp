@@ -195,7 +195,7 @@ TEST(FusedTiles, GumbelNoiseMatchesCounterGumbel) {
   // The top cell of the 24-bit uniform: u would round to 1 and the noise to +inf.
   const std::uint64_t row = counter_row(seed, RandomStream::Gumbel, 0, 0, 0);
   std::int64_t top = 0;
-  while ((mix64(row ^ static_cast<std::uint64_t>(top)) >> 40) != (1u << 24) - 1) ++top;
+  while (counter_draw_at(row, top) != (1 << 24) - 1) ++top;
   EXPECT_LT(counter_uniform_at(row, top), 1.0f);
   EXPECT_TRUE(std::isfinite(counter_gumbel(seed, 0, 0, 0, top)));
   EXPECT_TRUE(std::isfinite(gumbel_at(row, top)));
