@@ -64,10 +64,12 @@ void run_linear_bench(LinearBenchOptions o) {
   Json cases = Json::object();
   torch::manual_seed(1);
   for (const Layer& layer : layers()) {
-    at::Tensor x = torch::randn({o.rows, layer.in}).requires_grad_(true);
+    // [batch, length, in], as the layers get it: libtorch 1.13's linear runs such an input as
+    // matmul and then adds the bias in a pass of its own (a [rows, in] one as addmm).
+    at::Tensor x = torch::randn({1, o.rows, layer.in}).requires_grad_(true);
     at::Tensor w = (torch::randn({layer.out, layer.in}) * 0.05).requires_grad_(true);
     at::Tensor b = torch::zeros({layer.out}).requires_grad_(true);
-    const at::Tensor g = torch::randn({o.rows, layer.out});
+    const at::Tensor g = torch::randn({1, o.rows, layer.out});
     auto ours = [](const at::Tensor& xx, const at::Tensor& ww, const at::Tensor& bb) {
       return nn::linear_product(xx, ww, bb);
     };
