@@ -126,8 +126,7 @@ class Forward {
         tiles::online_softmax(s, ld, strip_rows, cols, stats.max.data() + r0, stats.sum.data() + r0,
                               stats.rescale.data() + r0);
         // Dropout thins the weights that meet V, not the normaliser's sum.
-        if (tile.weight_factors(b, h, i0 + r0, strip_rows, n0, cols, nullptr))
-          tiles::multiply(s, ld, tile.factors(), ld, strip_rows, cols);
+        tile.thin_weights(s, b, h, i0 + r0, strip_rows, n0, cols);
         // Rows already written are rescaled, then added to; fresh ones are written.
         const auto add_pv = [&](std::int64_t m0, std::int64_t m1, T beta) {
           if (beta != T(0)) tiles::scale_rows(strip_o + m0 * ldo, ldo, m1 - m0, d, stats.rescale.data() + r0 + m0);
@@ -283,8 +282,7 @@ class Forward {
         for (std::int64_t r = 0; r < rows; ++r)
           tiles::add_column_sums(s + r * ld, ld, 1, cols, (votes[r] ? sums : unvoted_sums) + n0);
       // Dropout thins the weights that meet V, not the impact.
-      if (tile.weight_factors(b, h, i0, rows, n0, cols, nullptr))
-        tiles::multiply(s, ld, tile.factors(), ld, rows, cols);
+      tile.thin_weights(s, b, h, i0, rows, n0, cols);
       gemm(false, rows, d, cols, T(1), s, ld, in_.v.at(b, h, n0), in_.v.ld(), T(1), o, out_.ld());
     }
   }

@@ -342,16 +342,36 @@ bool ScoreTile<T>::weight_factors(std::int64_t b, std::int64_t h, std::int64_t i
                                                         [](T k) { return k == T(1); })))
     return false;
   T* f = factors_.data();
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t c = 0; c < cols; ++c) f[r * ld_ + c] = keep ? keep[n0 + c] : T(1);
-  if (p.dropout > 0) {
-    // dropout_factor's rule with the row's part of the counter hoisted out of the key loop.
-    const T kept = p.dropout < 1 ? static_cast<T>(1.0 / (1.0 - p.dropout)) : T(0);
+  if (keep == nullptr) {  // dropout's factors alone, written as they are drawn
     for (std::int64_t r = 0; r < rows; ++r)
-      tiles::apply_dropout(f + r * ld_, counter_row(p.seed, RandomStream::Dropout, b, h, i0 + r),
-                           n0, cols, p.first_kept, kept);
+      tiles::dropout_factors(f + r * ld_, dropout_row(b, h, i0 + r), n0, cols, p.first_kept, dropout_kept());
+    return true;
   }
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) f[r * ld_ + c] = keep[n0 + c];
+  if (p.dropout > 0)
+    for (std::int64_t r = 0; r < rows; ++r)
+      tiles::apply_dropout(f + r * ld_, dropout_row(b, h, i0 + r), n0, cols, p.first_kept, dropout_kept());
   return true;
+}
+
+template <class T>
+void ScoreTile<T>::thin_weights(T* weights, std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t rows,
+                                std::int64_t n0, std::int64_t cols) const {
+  if (plan_.dropout <= 0) return;
+  for (std::int64_t r = 0; r < rows; ++r)
+    tiles::apply_dropout(weights + r * ld_, dropout_row(b, h, i0 + r), n0, cols, plan_.first_kept, dropout_kept());
+}
+
+// dropout_factor's rule with the row's part of the counter hoisted out of the key loop.
+template <class T>
+std::uint64_t ScoreTile<T>::dropout_row(std::int64_t b, std::int64_t h, std::int64_t i) const {
+  return counter_row(plan_.seed, RandomStream::Dropout, b, h, i);
+}
+
+template <class T>
+T ScoreTile<T>::dropout_kept() const {
+  return plan_.dropout < 1 ? static_cast<T>(1.0 / (1.0 - plan_.dropout)) : T(0);
 }
 
 template class ScoreTile<float>;

@@ -254,6 +254,11 @@ class ScoreTile {
   bool weight_factors(std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t rows,
                       std::int64_t n0, std::int64_t cols, const T* keep);
 
+  // weights (rows x cols, this tile's stride) times dropout's factors, in place, where no head
+  // truncates: the forward's use of weight_factors without a pass to write them first.
+  void thin_weights(T* weights, std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t rows,
+                    std::int64_t n0, std::int64_t cols) const;
+
   // dtable[relation] += ds[r][c] over the tile last computed (a layer with a bias
   // table): one sum for a tile whose pairs share a relation, run by run otherwise.
   void add_relation_grad(const T* ds, std::int64_t rows, std::int64_t cols, T* dtable) const;
@@ -266,6 +271,9 @@ class ScoreTile {
   // compute_into() before the predicate: scale * Q K^T, the biases, the normaliser's noise.
   void unmasked_into(T* s, const FusedInputs<T>& in, std::int64_t b, std::int64_t h, std::int64_t i0,
                      std::int64_t rows, std::int64_t n0, std::int64_t cols);
+  // Dropout's counter row of query (b, h, i), and the factor a kept weight gets.
+  std::uint64_t dropout_row(std::int64_t b, std::int64_t h, std::int64_t i) const;
+  T dropout_kept() const;
 
   const FusedPlan& plan_;
   std::int64_t ld_;

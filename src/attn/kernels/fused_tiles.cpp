@@ -89,16 +89,20 @@ STRATA_INLINE void add_gumbel_t(T* x, std::uint64_t row, std::int64_t n0, std::i
   }
 }
 
-// Two loops, the 64-bit hashing and then the factors, each vectorising at its width.
-template <class T>
-STRATA_INLINE void apply_dropout_t(T* f, std::uint64_t row, std::int64_t n0, std::int64_t count,
-                                   std::int32_t first_kept, T kept) {
+// Two loops, the hashing and then the factors, each vectorising at its width. Multiply: f
+// times each factor (apply_dropout); otherwise f is the factors (dropout_factors).
+template <bool Multiply, class T>
+STRATA_INLINE void dropout_t(T* f, std::uint64_t row, std::int64_t n0, std::int64_t count,
+                             std::int32_t first_kept, T kept) {
   constexpr std::int64_t kChunk = 64;
   std::int32_t bits[kChunk];
   for (std::int64_t c0 = 0; c0 < count; c0 += kChunk) {
     const std::int64_t m = count - c0 < kChunk ? count - c0 : kChunk;
     for (std::int64_t c = 0; c < m; ++c) bits[c] = counter_draw_at(row, n0 + c0 + c);
-    for (std::int64_t c = 0; c < m; ++c) f[c0 + c] *= bits[c] >= first_kept ? kept : T(0);
+    for (std::int64_t c = 0; c < m; ++c) {
+      const T factor = bits[c] >= first_kept ? kept : T(0);
+      f[c0 + c] = Multiply ? f[c0 + c] * factor : factor;
+    }
   }
 }
 
@@ -371,11 +375,19 @@ STRATA_INLINE T dot_t(const T* x, const T* y, std::int64_t n) {
 
 STRATA_VECTOR_CLONES void apply_dropout(float* f, std::uint64_t row, std::int64_t n0, std::int64_t count,
                                         std::int32_t first_kept, float kept) {
-  apply_dropout_t(f, row, n0, count, first_kept, kept);
+  dropout_t<true>(f, row, n0, count, first_kept, kept);
 }
 STRATA_VECTOR_CLONES void apply_dropout(double* f, std::uint64_t row, std::int64_t n0, std::int64_t count,
                                         std::int32_t first_kept, double kept) {
-  apply_dropout_t(f, row, n0, count, first_kept, kept);
+  dropout_t<true>(f, row, n0, count, first_kept, kept);
+}
+STRATA_VECTOR_CLONES void dropout_factors(float* f, std::uint64_t row, std::int64_t n0, std::int64_t count,
+                                          std::int32_t first_kept, float kept) {
+  dropout_t<false>(f, row, n0, count, first_kept, kept);
+}
+STRATA_VECTOR_CLONES void dropout_factors(double* f, std::uint64_t row, std::int64_t n0, std::int64_t count,
+                                          std::int32_t first_kept, double kept) {
+  dropout_t<false>(f, row, n0, count, first_kept, kept);
 }
 STRATA_VECTOR_CLONES void exp_inplace(float* x, std::int64_t n) { exp_inplace_t(x, n); }
 void exp_inplace(double* x, std::int64_t n) { exp_inplace_t(x, n); }

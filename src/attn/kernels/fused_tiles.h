@@ -134,6 +134,11 @@ void apply_dropout(float* f, std::uint64_t row, std::int64_t n0, std::int64_t co
                    std::int32_t first_kept, float kept);
 void apply_dropout(double* f, std::uint64_t row, std::int64_t n0, std::int64_t count,
                    std::int32_t first_kept, double kept);
+// The factors alone: f[c] = `kept` or 0 by the same rule (what apply_dropout multiplies by).
+void dropout_factors(float* f, std::uint64_t row, std::int64_t n0, std::int64_t count,
+                     std::int32_t first_kept, float kept);
+void dropout_factors(double* f, std::uint64_t row, std::int64_t n0, std::int64_t count,
+                     std::int32_t first_kept, double kept);
 
 // sum over c of x[c] * y[c]
 float dot(const float* x, const float* y, std::int64_t n);
