@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -146,6 +147,18 @@ struct MicroKernelProducts {
 // - the backward's two products, the same number of flops each, run side by side, each thread
 //   its own share of them on one thread of sgemm, instead of one after the other on every
 //   thread, each with its own split and end wait.
+// Whether sgemm called inside an OpenMP parallel region runs on the calling thread alone:
+// OpenBLAS built for OpenMP (Debian's libopenblas0-openmp, which scripts/install-deps installs)
+// or a BLAS without threads. A pthreads OpenBLAS would start threads of its own under each of ours.
+bool blas_serial_in_parallel_region() {
+  static const bool serial = [] {
+    using Query = int (*)();
+    const auto parallel = reinterpret_cast<Query>(::dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
+    return parallel == nullptr || parallel() != 1;  // 0: no threads, 1: pthreads, 2: OpenMP
+  }();
+  return serial;
+}
+
 struct BlasProducts {
   static void sgemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                     const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c) {
@@ -182,7 +195,8 @@ struct BlasProducts {
       sgemm(CblasTrans, CblasNoTrans, last - first, in, m, g + first, out, rows.data_ptr<float>(), in, 0.0f,
             dw.data_ptr<float>() + first * in);
     };
-    const std::int64_t threads = at::in_parallel_region() ? 1 : at::get_num_threads();
+    const std::int64_t threads =
+        at::in_parallel_region() || !blas_serial_in_parallel_region() ? 1 : at::get_num_threads();
     if (!dx.defined() || !dw.defined() || threads == 1) {
       if (dx.defined()) dx_rows(0, m);
       if (dw.defined()) dw_rows(0, out);
