@@ -32,13 +32,13 @@ STRATA_INLINE void masked_chunks(const MaskRule& mask, std::int64_t first, std::
 }
 
 // erf(u) by Abramowitz and Stegun 7.1.26 (absolute error <= 1.5e-7), the form libtorch's
-// vectorised GELU uses too.
-STRATA_INLINE float erf_as(float u) {
+// vectorised GELU uses too, given exp(-u²) (the gradient has it already).
+STRATA_INLINE float erf_as(float u, float exp_minus_u2) {
   const float z = std::fabs(u);
   const float t = 1.0f / (1.0f + 0.3275911f * z);
   const float poly =
       t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
-  const float magnitude = 1.0f - poly * exp_poly(-z * z);
+  const float magnitude = 1.0f - poly * exp_minus_u2;
   return u < 0 ? -magnitude : magnitude;
 }
 
@@ -53,7 +53,7 @@ STRATA_VECTOR_CLONES
 void gelu_kept(const float* x, float* out, std::int64_t first, std::int64_t count, MaskRule mask) {
   masked_chunks(mask, first, count, [&](std::int64_t e, float factor) STRATA_INLINE_LAMBDA {
     const float v = x[e];
-    out[e] = 0.5f * v * (1.0f + erf_as(v * 0.70710678f)) * factor;
+    out[e] = 0.5f * v * (1.0f + erf_as(v * 0.70710678f, exp_poly(-0.5f * v * v))) * factor;
   });
 }
 
@@ -63,7 +63,8 @@ void gelu_kept_grad(const float* x, const float* dy, float* dx, std::int64_t fir
                     MaskRule mask) {
   masked_chunks(mask, first, count, [&](std::int64_t e, float factor) STRATA_INLINE_LAMBDA {
     const float v = x[e];
-    const float slope = 0.5f * (1.0f + erf_as(v * 0.70710678f)) + v * 0.39894228f * exp_poly(-0.5f * v * v);
+    const float gauss = exp_poly(-0.5f * v * v);  // exp(-(v / sqrt 2)²), erf's and phi's
+    const float slope = 0.5f * (1.0f + erf_as(v * 0.70710678f, gauss)) + v * 0.39894228f * gauss;
     dx[e] = dy[e] * slope * factor;
   });
 }
