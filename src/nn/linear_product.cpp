@@ -139,14 +139,6 @@ struct MicroKernelProducts {
   }
 };
 
-// BLAS sgemm's products (OpenBLAS at run time), for CPUs without the AVX-512 micro-kernel.
-// What they save over torch::linear, which libtorch 1.13 runs as matmul, then a new tensor for
-// the bias added (`strata bench linear` has the ratio):
-// - the forward writes the bias into y and has sgemm add x Wᵀ to it (beta = 1): OpenBLAS
-//   clears C in a pass of its own when beta = 0, and the bias then took another pass;
-// - the backward's two products, the same number of flops each, run side by side, each thread
-//   its own share of them on one thread of sgemm, instead of one after the other on every
-//   thread, each with its own split and end wait.
 // Whether sgemm called inside an OpenMP parallel region runs on the calling thread alone:
 // OpenBLAS built for OpenMP (Debian's libopenblas0-openmp, which scripts/install-deps installs)
 // or a BLAS without threads. A pthreads OpenBLAS would start threads of its own under each of ours.
@@ -159,6 +151,14 @@ bool blas_serial_in_parallel_region() {
   return serial;
 }
 
+// BLAS sgemm's products (OpenBLAS at run time), for CPUs without the AVX-512 micro-kernel.
+// What they save over torch::linear, which libtorch 1.13 runs as matmul, then a new tensor for
+// the bias added (`strata bench linear` has the ratio):
+// - the forward writes the bias into y and has sgemm add x Wᵀ to it (beta = 1): OpenBLAS
+//   clears C in a pass of its own when beta = 0, and the bias then took another pass;
+// - the backward's two products, the same number of flops each, run side by side, each thread
+//   its own share of them on one thread of sgemm, instead of one after the other on every
+//   thread, each with its own split and end wait.
 struct BlasProducts {
   static void sgemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                     const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c) {
@@ -205,11 +205,12 @@ struct BlasProducts {
     // The two products as one range of 2 x threads equal parts, dx's first: thread t takes
     // parts [2t, 2t + 2), so with an odd thread count one thread does a part of each. Inside
     // the parallel region sgemm runs on the calling thread alone.
+    // Where part boundary p falls in the product of `size` rows whose parts start at `offset`.
+    auto part = [&](std::int64_t offset, std::int64_t size, std::int64_t p) {
+      return std::clamp<std::int64_t>(p - offset, 0, threads) * size / threads;
+    };
     at::parallel_for(0, threads, 1, [&](std::int64_t first, std::int64_t last) {
       for (std::int64_t t = first; t < last; ++t) {
-        auto part = [&](std::int64_t offset, std::int64_t size, std::int64_t p) {
-          return std::clamp<std::int64_t>(p - offset, 0, threads) * size / threads;
-        };
         dx_rows(part(0, m, 2 * t), part(0, m, 2 * t + 2));
         dw_rows(part(threads, out, 2 * t), part(threads, out, 2 * t + 2));
       }
