@@ -7,7 +7,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <immintrin.h>
-#define STRATA_TRANSPOSE_AVX512 1
+#define STRATA_TRANSPOSE_AVX512 1  // and AVX2
 #endif
 
 #include <algorithm>
@@ -97,6 +97,59 @@ bool has_avx512() {
   return has;
 }
 
+#define STRATA_AVX2 __attribute__((target("avx2")))
+
+// One whole 8 x 8 block in ymm registers: 8 row loads, 24 shuffles, 8 stores. The plain loop
+// read a column of rows for every row it wrote: a head's K^T and V^T were 1.7 % of a training
+// step's samples on Zen 3 that way.
+STRATA_AVX2 void block8(const float* src, std::int64_t lds, float* dst, std::int64_t ldd) {
+  __m256 r[8], t[8], u[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * lds);
+  // Within each 128-bit half: t[2i] holds rows 2i, 2i + 1 at its columns 0, 1 interleaved,
+  // t[2i + 1] the same at its columns 2, 3.
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // u[4i + j], half H: rows 4i .. 4i + 3 at column 4H + j.
+#pragma GCC unroll 2
+  for (int i = 0; i < 2; ++i) {
+    u[4 * i + 0] = _mm256_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0x44);
+    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0xee);
+    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xee);
+  }
+  // Output row j: the low halves of u[j] (rows 0-3) and u[4 + j] (rows 4-7); row 4 + j: the high ones.
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    _mm256_storeu_ps(dst + j * ldd, _mm256_permute2f128_ps(u[j], u[4 + j], 0x20));
+    _mm256_storeu_ps(dst + (4 + j) * ldd, _mm256_permute2f128_ps(u[j], u[4 + j], 0x31));
+  }
+}
+
+// Whole 8 x 8 blocks in registers, the ragged right and bottom edges by the plain loop, the
+// next block row's source asked for ahead as on AVX-512.
+STRATA_AVX2 void transpose_avx2(const float* src, std::int64_t lds, std::int64_t rows, std::int64_t cols, float* dst,
+                                std::int64_t ldd) {
+  const std::int64_t whole_rows = rows / 8 * 8, whole_cols = cols / 8 * 8;
+  for (std::int64_t r0 = 0; r0 < whole_rows; r0 += 8) {
+    const std::int64_t ahead = r0 == 0 ? 0 : r0 + 8, ahead_end = std::min<std::int64_t>(r0 + 16, rows);
+    if (ahead < ahead_end) prefetch_rows(src + ahead * lds, lds, ahead_end - ahead, cols);
+    for (std::int64_t c0 = 0; c0 < whole_cols; c0 += 8) block8(src + r0 * lds + c0, lds, dst + c0 * ldd + r0, ldd);
+  }
+  if (whole_cols < cols)
+    transpose_plain(src + whole_cols, lds, whole_rows, cols - whole_cols, dst + whole_cols * ldd, ldd);
+  if (whole_rows < rows)
+    transpose_plain(src + whole_rows * lds, lds, rows - whole_rows, cols, dst + whole_rows, ldd);
+}
+
+bool has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+
 #endif
 
 }  // namespace
@@ -105,6 +158,7 @@ void transpose(const float* src, std::int64_t lds, std::int64_t rows, std::int64
                std::int64_t ldd) {
 #ifdef STRATA_TRANSPOSE_AVX512
   if (has_avx512()) return transpose_avx512(src, lds, rows, cols, dst, ldd);
+  if (has_avx2()) return transpose_avx2(src, lds, rows, cols, dst, ldd);
 #endif
   transpose_plain(src, lds, rows, cols, dst, ldd);
 }
