@@ -11,6 +11,7 @@
 #include "random_calls.h"
 #include "strata/attn/attention_call.h"
 #include "strata/attn/block_mask.h"
+#include "strata/attn/tile_gemm.h"
 #include "support/expect.h"
 
 namespace strata::attn {
@@ -546,16 +547,23 @@ TEST(FusedKernel, NonContiguousInputsAndPartialGradients) {
 
 // Heads viewed from a projection's output ([B, L, H, D] in memory) are read and written in
 // place: the output and dq, dk, dv come back in the inputs' layout, with the reference's
-// values, also when a gradient arrives in that layout and when one (b, h) is split across
-// threads (batch 1, one head).
+// values, also when a gradient arrives in that layout, when one (b, h) is split across
+// threads (batch 1, one head), and when rows lie so far apart (4 heads x 40) that the kernel
+// works on a copy of each head (fused_plan.h, HeadCopy).
 TEST(FusedKernel, HeadsViewedFromAProjectionKeepTheirLayout) {
   const int threads = at::get_num_threads();
   at::set_num_threads(2);
-  for (const std::int64_t batch_heads : {1, 2}) {
+  struct Shape {
+    std::int64_t batch, heads, dim;
+  };
+  for (const Shape shape : {Shape{1, 1, 8}, Shape{2, 2, 8}, Shape{2, 4, 40}}) {
+    ASSERT_EQ(shape.heads * shape.dim >= kPackRowsApart, shape.dim == 40);
     Problem p;
-    p.batch = p.heads = batch_heads;
+    p.batch = shape.batch;
+    p.heads = shape.heads;
+    p.dim = shape.dim;
     p.lq = p.lk = 90;
-    p.spec = spec_of(std::vector<HeadSpec>(batch_heads, head(Mask::window(20, 20))));
+    p.spec = spec_of(std::vector<HeadSpec>(static_cast<std::size_t>(shape.heads), head(Mask::window(20, 20))));
     p.q_tile = p.k_tile = 16;
     p.make();
     auto projected = [](const at::Tensor& t) {

@@ -91,6 +91,7 @@ class Backward {
     ScoreTile<T> tile;
     std::vector<T> dp, row_dot;
     HeadTranspose<T> values_t;
+    HeadCopy<T> keys, queries, d_outs;  // B of the dQ, dK and dV products
     std::vector<std::uint8_t> dk_written, dv_written, dq_written;
   };
 
@@ -165,9 +166,12 @@ class Backward {
                    std::int64_t tile_i0, std::int64_t tile_n0, const Strip& strip) {
     const std::int64_t r0 = strip.r0, rows = strip.rows, cols = strip.cols;
     const std::int64_t d = p_.dim, ld = tile.ld(), i0 = tile_i0 + r0, n0 = tile_n0 + strip.lo;
-    const T* d_out = dout_.at(b, h, i0);
-    const T* q = in_.q.at(b, h, i0);
-    const std::int64_t ld_dout = dout_.ld(), ld_q = in_.q.ld(), ld_k = in_.k.ld();
+    const HeadRows<const T> q_rows = scratch.queries.of(in_.q, b, h, p_.lq, d),
+                            k_rows = scratch.keys.of(in_.k, b, h, p_.keys, d),
+                            dout_rows = scratch.d_outs.of(dout_, b, h, p_.lq, d);
+    const T* d_out = dout_rows.at(0, 0, i0);
+    const T* q = q_rows.at(0, 0, i0);
+    const std::int64_t ld_dout = dout_rows.ld(), ld_q = q_rows.ld(), ld_k = k_rows.ld();
     const T* lse = lse_ + (b * p_.heads + h) * p_.lq + i0;
     const T* keep = p_.head[h].normaliser == NormaliserKind::TopP
                         ? keep_ + (b * p_.heads + h) * p_.keys
@@ -182,7 +186,7 @@ class Backward {
     tile.compute_strip(in_, b, h, strip);
     T* prob = tile.scores();
     tiles::exp_minus_rows(prob, ld, rows, cols, lse);
-    const T* k = in_.k.at(b, h, n0);
+    const T* k = k_rows.at(0, 0, n0);
     const auto v_t = HeadTranspose<T>::columns(scratch.values_t.of(in_.v, b, h, d, p_.mask.key_start), d,
                                                p_.mask.key_start, n0);
     // A tile whose keys top-p truncated, all of them: its weights are 0, so dP is 0 and it

@@ -53,7 +53,7 @@ class Forward {
             if (p_.head[h].fixed())
               fixed_rows(b, h, qt);
             else if (!is_top_p(h))
-              softmax_rows(scratch.tile, scratch.stats, b, h, qt);
+              softmax_rows(scratch, b, h, qt);
           }
         });
     if (p_.any_top_p) top_p();
@@ -71,6 +71,7 @@ class Forward {
   struct Scratch {
     ScoreTile<T> tile;
     RowStats stats;
+    HeadCopy<T> values;
   };
 
   Task split(std::int64_t t) const {
@@ -106,9 +107,11 @@ class Forward {
   }
 
   // The online softmax over the row's key tiles.
-  void softmax_rows(ScoreTile<T>& tile, RowStats& stats, std::int64_t b, std::int64_t h,
-                    std::int64_t qt) {
+  void softmax_rows(Scratch& scratch, std::int64_t b, std::int64_t h, std::int64_t qt) {
+    ScoreTile<T>& tile = scratch.tile;
+    RowStats& stats = scratch.stats;
     const std::int64_t i0 = p_.q_begin(qt), rows = p_.q_rows(qt), d = p_.dim;
+    const HeadRows<const T> v = scratch.values.of(in_.v, b, h, p_.keys, d);
     const std::int64_t row = p_.mask_row(b, h, qt), ld = tile.ld(), ldo = out_.ld();
     T* o = out_.at(b, h, i0);
     if (qt + 1 < p_.mask.q_tiles)  // the next task's queries, read from memory while this one runs
@@ -130,7 +133,7 @@ class Forward {
         // Rows already written are rescaled, then added to; fresh ones are written.
         const auto add_pv = [&](std::int64_t m0, std::int64_t m1, T beta) {
           if (beta != T(0)) tiles::scale_rows(strip_o + m0 * ldo, ldo, m1 - m0, d, stats.rescale.data() + r0 + m0);
-          gemm(false, m1 - m0, d, cols, T(1), s + m0 * ld, ld, in_.v.at(b, h, n0), in_.v.ld(), beta,
+          gemm(false, m1 - m0, d, cols, T(1), s + m0 * ld, ld, v.at(0, 0, n0), v.ld(), beta,
                strip_o + m0 * ldo, ldo);
         };
         into_rows(strip_o, ldo, d, stats.written.data() + r0, strip_rows, add_pv);

@@ -398,4 +398,24 @@ const T* HeadTranspose<T>::of(const HeadRows<const T>& rows, std::int64_t b, std
 template class HeadTranspose<float>;
 template class HeadTranspose<double>;
 
+template <class T>
+HeadRows<const T> HeadCopy<T>::of(const HeadRows<const T>& rows, std::int64_t b, std::int64_t h, std::int64_t n,
+                                  std::int64_t d) {
+  const T* head = rows.at(b, h, 0);
+  const std::int64_t ld = rows.ld();
+  if (ld < kPackRowsApart || n * d > kMaxElements) return {head, 0, 0, ld};
+  if (head != head_) {
+    if (n * d > capacity_) {
+      buffer_ = std::make_unique_for_overwrite<T[]>(static_cast<std::size_t>(n * d));  // every element is written below
+      capacity_ = n * d;
+    }
+    for (std::int64_t r = 0; r < n; ++r) std::copy_n(head + r * ld, d, buffer_.get() + r * d);
+    head_ = head;
+  }
+  return {buffer_.get(), 0, 0, d};
+}
+
+template class HeadCopy<float>;
+template class HeadCopy<double>;
+
 }  // namespace strata::attn

@@ -16,6 +16,7 @@
 #include "strata/attn/pair_rules.h"
 #include "strata/attn/block_mask.h"
 #include "strata/attn/spec.h"
+#include "strata/attn/tile_gemm.h"
 
 namespace strata::attn {
 
@@ -212,6 +213,27 @@ class HeadTranspose {
     const auto tile = std::upper_bound(key_start.begin(), key_start.end(), n0) - 1;
     return {head_t + *tile * d + (n0 - *tile), tile[1] - *tile};
   }
+
+ private:
+  const T* head_ = nullptr;  // the first row of the head held
+  std::unique_ptr<T[]> buffer_;
+  std::int64_t capacity_ = 0;  // elements buffer_ holds
+};
+
+// One (batch item, head)'s rows of q, k, v or dO, [N, D], where a tile product reads them as B:
+// copied to rows D apart when they lie kPackRowsApart (tile_gemm.h) or more elements apart, as
+// in the projection's layout (H × D apart). Otherwise every product copies its tile of them
+// band by band, so each row was copied once per query tile (per key tile, for q and dO's
+// tile); here once per head. Kept while a thread stays on that head. A head of more than
+// kMaxElements is left where it is (the products copy their tiles as before), so that a
+// million-token head is not held whole a second time.
+template <class T>
+class HeadCopy {
+ public:
+  static constexpr std::int64_t kMaxElements = std::int64_t{1} << 22;  // 16 MB of fp32
+
+  // The head's rows (n of them, d wide) as rows of a product: the copy or the original.
+  HeadRows<const T> of(const HeadRows<const T>& rows, std::int64_t b, std::int64_t h, std::int64_t n, std::int64_t d);
 
  private:
   const T* head_ = nullptr;  // the first row of the head held
