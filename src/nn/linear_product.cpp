@@ -184,8 +184,8 @@ struct BlasProducts {
   }
 
   // The bias gradient is summed in the same parallel region, each thread over its share of dy's
-  // rows, while the products' reads have left them in cache (as a pass of its own, libtorch's
-  // sum over rows was 1.1 % of a training step's samples).
+  // rows, soon after the products read dy (libtorch's sum over rows, a pass of its own after
+  // them, was 1.1 % of a training step's samples).
   static void backward(const at::Tensor& dy, const at::Tensor& rows, const at::Tensor& weight, at::Tensor& dx,
                        at::Tensor& dw, at::Tensor& db) {
     const std::int64_t m = rows.size(0), in = weight.size(1), out = weight.size(0);

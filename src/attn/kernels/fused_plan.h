@@ -222,11 +222,11 @@ class HeadTranspose {
 
 // One (batch item, head)'s rows of q, k, v or dO, [N, D], where a tile product reads them as B:
 // copied to rows D apart when they lie kPackRowsApart (tile_gemm.h) or more elements apart, as
-// in the projection's layout (H × D apart). Otherwise every product copies its tile of them
-// band by band, so each row was copied once per query tile (per key tile, for q and dO's
-// tile); here once per head. Kept while a thread stays on that head. A head of more than
-// kMaxElements is left where it is (the products copy their tiles as before), so that a
-// million-token head is not held whole a second time.
+// in the projection's layout (H × D apart). Otherwise every tile product copies the band of B
+// it reads, so a row of K or V was copied once per query tile, and a row of Q or dO once per
+// key tile; here each is copied once per head. Kept while a thread stays on that head. A head
+// of more than kMaxElements is left where it is (the products copy their bands as before), so
+// that a million-token head is not held whole a second time.
 template <class T>
 class HeadCopy {
  public:

@@ -200,10 +200,10 @@ STRATA_AVX2 void band_avx2(std::int64_t m, std::int64_t k, float alpha, const fl
 }
 
 // B's rows kPackRowsApart or more floats apart (tile_gemm.h) are copied, band by band, before
-// more than one block of rows reads them. A band is one cache line of each of B's rows; rows 2 KB apart (a
-// head's rows of V, K or Q, laid out as the projection wrote them) fall in 2 of L1's 64 sets,
-// so a 64-row band evicts itself and every block re-reads it from L2: 64 × 64 × 64 products
-// ran at 60 GFLOP/s with rows 2 KB apart, 90 with rows 256 B apart, on one Zen 3 core.
+// more than one block of rows reads them. A band is one cache line of each of B's rows; rows
+// 2 KB apart (a head's rows of V, K or Q, laid out as the projection wrote them) fall in 2 of
+// L1's 64 sets, so a 64-row band evicts itself and every block re-reads it from L2: 64 × 64 × 64
+// products ran at 60 GFLOP/s with rows 2 KB apart, 90 with rows 256 B apart, on one Zen 3 core.
 
 STRATA_AVX2 void avx2_gemm(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                            const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta,
