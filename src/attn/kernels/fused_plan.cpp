@@ -381,18 +381,14 @@ template <class T>
 const T* HeadTranspose<T>::of(const HeadRows<const T>& rows, std::int64_t b, std::int64_t h,
                               std::int64_t d, const std::vector<std::int64_t>& key_start) {
   const T* head = rows.at(b, h, 0);
-  if (head == head_) return buffer_.get();
   const std::int64_t n = key_start.back(), ld = rows.ld();
-  if (n * d > capacity_) {
-    buffer_ = std::make_unique_for_overwrite<T[]>(static_cast<std::size_t>(n * d));  // every element is written below
-    capacity_ = n * d;
-  }
-  for (std::size_t t = 0; t + 1 < key_start.size(); ++t) {
-    const std::int64_t n0 = key_start[t], cols = key_start[t + 1] - n0;
-    transpose(head + n0 * ld, ld, cols, d, buffer_.get() + n0 * d, cols);  // a [d, cols] block
-  }
-  head_ = head;
-  return buffer_.get();
+  const auto [buffer, fill] = buffer_.for_head(head, n * d);
+  if (fill)
+    for (std::size_t t = 0; t + 1 < key_start.size(); ++t) {
+      const std::int64_t n0 = key_start[t], cols = key_start[t + 1] - n0;
+      transpose(head + n0 * ld, ld, cols, d, buffer + n0 * d, cols);  // a [d, cols] block
+    }
+  return buffer;
 }
 
 template class HeadTranspose<float>;
@@ -404,15 +400,10 @@ HeadRows<const T> HeadCopy<T>::of(const HeadRows<const T>& rows, std::int64_t b,
   const T* head = rows.at(b, h, 0);
   const std::int64_t ld = rows.ld();
   if (ld < kPackRowsApart || n * d > kMaxElements) return {head, 0, 0, ld};
-  if (head != head_) {
-    if (n * d > capacity_) {
-      buffer_ = std::make_unique_for_overwrite<T[]>(static_cast<std::size_t>(n * d));  // every element is written below
-      capacity_ = n * d;
-    }
-    for (std::int64_t r = 0; r < n; ++r) std::copy_n(head + r * ld, d, buffer_.get() + r * d);
-    head_ = head;
-  }
-  return {buffer_.get(), 0, 0, d};
+  const auto [buffer, fill] = buffer_.for_head(head, n * d);
+  if (fill)
+    for (std::int64_t r = 0; r < n; ++r) std::copy_n(head + r * ld, d, buffer + r * d);
+  return {buffer, 0, 0, d};
 }
 
 template class HeadCopy<float>;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "strata/attn/counter_random.h"
@@ -188,6 +189,29 @@ struct FusedInputs {
   const T* dense = nullptr;
 };
 
+// A thread's copy of one head at a time (HeadTranspose, HeadCopy): what head it holds, and a
+// buffer grown as needed and kept from head to head.
+template <class T>
+class HeadBuffer {
+ public:
+  // The buffer for `head`, at least `elements` long, and whether it still has to be filled
+  // (false when it holds `head` already; the caller fills it otherwise, every element).
+  std::pair<T*, bool> for_head(const T* head, std::int64_t elements) {
+    if (head == head_) return {buffer_.get(), false};
+    if (elements > capacity_) {
+      buffer_ = std::make_unique_for_overwrite<T[]>(static_cast<std::size_t>(elements));
+      capacity_ = elements;
+    }
+    head_ = head;
+    return {buffer_.get(), true};
+  }
+
+ private:
+  const T* head_ = nullptr;  // the first row of the head held
+  std::unique_ptr<T[]> buffer_;
+  std::int64_t capacity_ = 0;  // elements buffer_ holds
+};
+
 // One (batch item, head)'s rows of k or v, [N, D], transposed key tile by key tile: tile t
 // (keys key_start[t] .. key_start[t + 1], `cols` of them) becomes a [D, cols] block at offset
 // key_start[t] * D. With it Q K^T and dO V^T are no-transpose tile products (~25 % faster than
@@ -215,9 +239,7 @@ class HeadTranspose {
   }
 
  private:
-  const T* head_ = nullptr;  // the first row of the head held
-  std::unique_ptr<T[]> buffer_;
-  std::int64_t capacity_ = 0;  // elements buffer_ holds
+  HeadBuffer<T> buffer_;
 };
 
 // One (batch item, head)'s rows of q, k, v or dO, [N, D], where a tile product reads them as B:
@@ -236,9 +258,7 @@ class HeadCopy {
   HeadRows<const T> of(const HeadRows<const T>& rows, std::int64_t b, std::int64_t h, std::int64_t n, std::int64_t d);
 
  private:
-  const T* head_ = nullptr;  // the first row of the head held
-  std::unique_ptr<T[]> buffer_;
-  std::int64_t capacity_ = 0;  // elements buffer_ holds
+  HeadBuffer<T> buffer_;
 };
 
 // Scratch for one score tile, owned by one thread: O(tile²) memory.
