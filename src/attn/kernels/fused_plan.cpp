@@ -349,9 +349,7 @@ bool ScoreTile<T>::weight_factors(std::int64_t b, std::int64_t h, std::int64_t i
   }
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < cols; ++c) f[r * ld_ + c] = keep[n0 + c];
-  if (p.dropout > 0)
-    for (std::int64_t r = 0; r < rows; ++r)
-      tiles::apply_dropout(f + r * ld_, dropout_row(b, h, i0 + r), n0, cols, p.first_kept, dropout_kept());
+  thin_weights(f, b, h, i0, rows, n0, cols);  // times dropout's factors, when on
   return true;
 }
 
