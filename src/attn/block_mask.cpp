@@ -8,6 +8,7 @@
 #include <string>
 
 #include "strata/attn/pair_rules.h"
+#include "strata/attn/tile_gemm.h"
 #include "strata/core/error.h"
 
 namespace strata::attn {
@@ -425,6 +426,8 @@ BlockMask compile_block_mask(const AttentionCall& call, std::int64_t q_tile, std
   return compile_block_mask(PairRules(call), q_tile, k_tile);
 }
 
+std::int64_t wide_key_tile() { return cpu_micro_kernel() == MicroKernel::Avx2 ? 96 : 64; }
+
 BlockMask fused_block_mask(const PairRules& rules) {
   BlockMask mask = compile_block_mask(rules);
   if (mask.lq <= mask.q_tile) return mask;  // one query tile either way (a decoding step)
@@ -435,7 +438,7 @@ BlockMask fused_block_mask(const PairRules& rules) {
   std::int64_t keys = 0;
   for (const std::int32_t t : mask.tile) keys += mask.k_cols(t);
   if (rows <= 0 || keys < kWideRowKeys * rows) return mask;
-  BlockMask tall = compile_block_mask(rules, kWideQueryTile);
+  BlockMask tall = compile_block_mask(rules, kWideQueryTile, wide_key_tile());
   // The forward shares out (item, head, query tile) tasks: keep enough for every thread.
   const std::int64_t tasks = tall.batch * rules.state().heads * tall.q_tiles;
   return tasks >= kTasksPerThread * at::get_num_threads() ? tall : mask;

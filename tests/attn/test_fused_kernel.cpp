@@ -180,10 +180,11 @@ TEST(FusedKernel, PlainCallFloat) {
   expect_kernels_agree(p.call(), 2e-5);
 }
 
-// Rows that see kWideRowKeys keys or more on average run kWideQueryTile-query tiles: causal
-// rows past a long context, a window on one head, lq not a multiple of the tall tile. Shorter
-// rows, top-p heads, and calls that would leave a thread fewer than kTasksPerThread tasks keep
-// 64.
+// Rows that see kWideRowKeys keys or more on average run kWideQueryTile-query tiles
+// wide_key_tile() keys wide: causal rows past a long context, a window on one head, lq not a
+// multiple of the tall tile. Both key widths run on every CPU (the AVX2 one's 96 by a block mask
+// of its own). Shorter rows, top-p heads, and calls that would leave a thread fewer than
+// kTasksPerThread tasks keep 64 x 64.
 TEST(FusedKernel, WideRowsRunTallQueryTilesAndMatchTheReference) {
   const int threads = at::get_num_threads();
   at::set_num_threads(1);
@@ -195,8 +196,16 @@ TEST(FusedKernel, WideRowsRunTallQueryTilesAndMatchTheReference) {
   p.query_offset = 4100;  // rows of 4,101 to 4,700 keys
   p.spec = spec_of({head(Mask::all()), head(Mask::window(4150, 0))});
   p.make();
-  EXPECT_EQ(fused_block_mask(p.call()).q_tile, kWideQueryTile);
+  const BlockMask tall = fused_block_mask(p.call());
+  EXPECT_EQ(tall.q_tile, kWideQueryTile);
+  EXPECT_EQ(tall.k_tile, wide_key_tile());
+  EXPECT_EQ(wide_key_tile(), cpu_micro_kernel() == MicroKernel::Avx2 ? 96 : 64);
   expect_kernels_agree(p.call());
+  for (const std::int64_t keys : {64, 96}) {
+    p.block_mask = compile_block_mask(p.call(), kWideQueryTile, keys);
+    expect_kernels_agree(p.call());
+  }
+  p.block_mask.reset();
 
   at::set_num_threads(2);  // 6 tasks < 2 x 4
   EXPECT_EQ(fused_block_mask(p.call()).q_tile, 64);

@@ -76,6 +76,12 @@ BlockMask compile_block_mask(const AttentionCall& call, std::int64_t q_tile = 64
 // whose one tile is the same either way.
 inline constexpr std::int64_t kWideRowKeys = 4096;
 inline constexpr std::int64_t kWideQueryTile = 256;
+// The key width of those tall tiles: a whole number of the tile products' column bands. On a
+// CPU whose micro-kernel is AVX2 (bands of 16 columns) 96 keys, which ran dense fwd + bwd 3-8 %
+// faster than 64 at L = 2,048-16,384 on Zen 3 (rounds alternating in one process; 80, 112, 128
+// and 192 were no better); elsewhere 64 (the AVX-512 kernel's bands are 64 wide; wider was not
+// measured there).
+std::int64_t wide_key_tile();
 inline constexpr std::int64_t kTasksPerThread = 4;
 BlockMask fused_block_mask(const AttentionCall& call);
 
