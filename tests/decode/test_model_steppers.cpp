@@ -5,6 +5,7 @@
 #include "strata/decode/model_steppers.h"
 #include "strata/models/causal_lm.h"
 #include "strata/models/seq2seq.h"
+#include "strata/nn/kv_cache.h"
 
 namespace strata::decode {
 namespace {
@@ -54,6 +55,39 @@ TEST(Seq2SeqStepper, CachedAndUncachedDecodingGiveIdenticalOutputs) {
     EXPECT_EQ(a, b) << "beam " << beam << " sample " << sample;
     EXPECT_EQ(a.size(), 3u);
   }
+}
+
+// Beam search's first reorder makes each input K rows; its later ones move rows within an
+// input's K, which leaves the cross keys and values where they were (no copy); one that moves a
+// row to another input copies them again, row for row.
+TEST(KvCache, ReordersWithinAnInputLeaveTheCrossKeysAndValuesUncopied) {
+  nn::KvCache cache(2);
+  for (nn::LayerKvCache& layer : cache.layers) {
+    layer.cross_k = torch::arange(2 * 3 * 4, torch::kFloat).view({2, 1, 3, 4});
+    layer.cross_v = layer.cross_k + 100;
+    layer.self_k = torch::randn({2, 1, 1, 4});
+  }
+  const auto rows = [](std::vector<std::int64_t> r) { return torch::tensor(r, torch::kLong); };
+  const at::Tensor inputs_k = cache.layers[0].cross_k.clone();
+  cache.reorder(rows({0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(cache.cross_copies, 3);
+  EXPECT_TRUE(cache.layers[1].cross_k.equal(inputs_k.index_select(0, rows({0, 0, 0, 1, 1, 1}))));
+
+  const at::Tensor within = rows({2, 0, 1, 5, 5, 3});
+  const at::Tensor self_before = cache.layers[0].self_k.clone();
+  const void* cross_before = cache.layers[0].cross_v.data_ptr();
+  EXPECT_TRUE(cache.keeps_cross_rows(within));
+  cache.reorder(within);
+  EXPECT_EQ(cache.layers[0].cross_v.data_ptr(), cross_before);
+  EXPECT_TRUE(cache.layers[0].self_k.equal(self_before.index_select(0, within)));
+
+  const at::Tensor across = rows({3, 0, 1, 2, 4, 5});  // row 0 takes input 1's
+  EXPECT_FALSE(cache.keeps_cross_rows(across));
+  cache.reorder(across);
+  EXPECT_TRUE(cache.layers[0].cross_k[0].equal(inputs_k[1]));
+  EXPECT_TRUE(cache.layers[1].cross_v[3].equal(inputs_k[0] + 100));
+  EXPECT_EQ(cache.cross_copies, 1);
+  EXPECT_FALSE(cache.keeps_cross_rows(within));
 }
 
 TEST(CausalLmStepper, CachedAndUncachedDecodingGiveIdenticalOutputsAndContinueEachPrompt) {

@@ -29,10 +29,20 @@ struct KvCache {
   // its tokens (causal_lm with model.segment_markers) for the masks that read them.
   at::Tensor segment;
 
+  // How many consecutive rows of the cross keys and values are copies of one row. Beam search's
+  // first reorder makes each input's row K rows (arange(B).repeat_interleave(K)); its later ones
+  // move rows only within an input's K, which leaves those tensors as they were: no copy of the
+  // encoder side's [B K, H, Ls, Dh] per layer every step.
+  std::int64_t cross_copies = 1;
+
   explicit KvCache(std::size_t num_layers = 0) : layers(num_layers) {}
   // Keeps rows `index` ([N] int64) of every cached tensor, in that order: beam search's
-  // reordering after each step.
+  // reordering after each step. The cross keys and values are not copied where
+  // keeps_cross_rows(index).
   void reorder(const at::Tensor& index);
+  // Whether `index` maps every row of the cross keys and values to a copy of itself (a row of
+  // its own group of cross_copies): then the encoder side's tensors are the same after it.
+  bool keeps_cross_rows(const at::Tensor& index) const;
 };
 
 }  // namespace strata::nn
