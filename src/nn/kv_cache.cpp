@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace strata::nn {
@@ -34,6 +35,27 @@ std::vector<std::int64_t> host_index(const at::Tensor& index) {
 }
 
 }  // namespace
+
+at::Tensor append_positions(PositionBuffer& buffer, const at::Tensor& cached, const at::Tensor& step) {
+  if (!cached.defined()) {
+    if (at::GradMode::is_enabled() && step.requires_grad()) return step;
+  } else if (at::GradMode::is_enabled() && (cached.requires_grad() || step.requires_grad())) {
+    // A buffer written in place would change what an earlier step saved for its backward.
+    return torch::cat({cached, step}, 2);
+  }
+  at::Tensor& room = buffer.tensor;
+  const std::int64_t held = cached.defined() ? cached.size(2) : 0, length = held + step.size(2);
+  const bool fits = cached.defined() && room.defined() && cached.data_ptr() == room.data_ptr() &&
+                    cached.strides() == room.strides() && room.size(2) >= length;
+  if (!fits) {
+    at::Tensor grown = at::empty({step.size(0), step.size(1), std::max<std::int64_t>(2 * length, 16), step.size(3)},
+                                 step.options());
+    if (held > 0) grown.narrow(2, 0, held).copy_(cached);
+    room = grown;
+  }
+  room.narrow(2, held, step.size(2)).copy_(step);
+  return room.narrow(2, 0, length);
+}
 
 bool KvCache::keeps_cross_rows(const at::Tensor& index) const {
   const std::int64_t rows = cross_rows(layers);

@@ -57,13 +57,9 @@ at::Tensor MultiHeadAttentionImpl::self_attention(const at::Tensor& x, const at:
   at::Tensor v = split_heads(v_proj(x));
   std::int64_t query_offset = 0;
   if (cache) {
-    if (cache->self_k.defined()) {
-      query_offset = cache->self_k.size(2);
-      k = torch::cat({cache->self_k, k}, 2);
-      v = torch::cat({cache->self_v, v}, 2);
-    }
-    cache->self_k = k;
-    cache->self_v = v;
+    if (cache->self_k.defined()) query_offset = cache->self_k.size(2);
+    k = cache->self_k = append_positions(cache->self_k_buffer, cache->self_k, k);
+    v = cache->self_v = append_positions(cache->self_v_buffer, cache->self_v, v);
   }
   if (key_padding.defined() && key_padding.size(1) != k.size(2))
     throw Error("attention: the key padding covers " + std::to_string(key_padding.size(1)) + " positions, the keys " +

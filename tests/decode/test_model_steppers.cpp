@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <set>
 #include <torch/torch.h>
 
 #include "strata/decode/generate.h"
@@ -88,6 +89,36 @@ TEST(KvCache, ReordersWithinAnInputLeaveTheCrossKeysAndValuesUncopied) {
   EXPECT_TRUE(cache.layers[1].cross_v[3].equal(inputs_k[0] + 100));
   EXPECT_EQ(cache.cross_copies, 1);
   EXPECT_FALSE(cache.keeps_cross_rows(within));
+}
+
+// Outside autograd the cached keys grow in a buffer: a step appends its positions in place and
+// the cache is a view of the buffer's start; a cache made anew by a reorder, or a copy of the
+// cache sharing the buffer, starts a buffer of its own.
+TEST(KvCache, StepsAppendInPlaceAndAReorderedOrCopiedCacheStartsAfresh) {
+  torch::NoGradGuard no_grad;
+  const at::Tensor steps = torch::randn({2, 3, 40, 4});
+  nn::LayerKvCache layer;
+  std::vector<const void*> starts;
+  for (std::int64_t t = 0; t < 40; t += 5) {
+    layer.self_k = nn::append_positions(layer.self_k_buffer, layer.self_k, steps.narrow(2, t, 5));
+    ASSERT_TRUE(layer.self_k.equal(steps.narrow(2, 0, t + 5))) << t;
+    starts.push_back(layer.self_k.data_ptr());
+  }
+  // Capacity 16, then 40 (2 x 20) from the step that reached 20: two buffers in 8 steps.
+  EXPECT_EQ(std::set<const void*>(starts.begin(), starts.end()).size(), 2u);
+
+  nn::KvCache cache(1);
+  cache.layers[0] = layer;  // a copy: cache and `layer` share the buffer
+  cache.layers[0].self_k = nn::append_positions(cache.layers[0].self_k_buffer, cache.layers[0].self_k,
+                                                steps.narrow(2, 0, 1));
+  EXPECT_NE(cache.layers[0].self_k.data_ptr(), layer.self_k.data_ptr());
+  EXPECT_TRUE(layer.self_k.equal(steps));
+
+  cache.reorder(torch::tensor({1, 0}, torch::kLong));
+  const at::Tensor next = torch::randn({2, 3, 1, 4});
+  const at::Tensor expected = torch::cat({cache.layers[0].self_k, next}, 2);
+  cache.layers[0].self_k = nn::append_positions(cache.layers[0].self_k_buffer, cache.layers[0].self_k, next);
+  EXPECT_TRUE(cache.layers[0].self_k.equal(expected));
 }
 
 TEST(CausalLmStepper, CachedAndUncachedDecodingGiveIdenticalOutputsAndContinueEachPrompt) {

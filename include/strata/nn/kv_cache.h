@@ -10,14 +10,35 @@
 
 namespace strata::nn {
 
+// Room for more positions than a cache holds (append_positions). A copy starts empty: a cache and
+// its copy must not both write past their T in one buffer.
+struct PositionBuffer {
+  at::Tensor tensor;
+  PositionBuffer() = default;
+  PositionBuffer(const PositionBuffer&) {}
+  PositionBuffer& operator=(const PositionBuffer&) {
+    tensor = at::Tensor();
+    return *this;
+  }
+  PositionBuffer(PositionBuffer&&) = default;
+  PositionBuffer& operator=(PositionBuffer&&) = default;
+};
+
 struct LayerKvCache {
   at::Tensor self_k, self_v;    // [B, H, T, Dh], T = steps so far; undefined before step 1
+  PositionBuffer self_k_buffer, self_v_buffer;  // what self_k and self_v are the start of
   at::Tensor cross_k, cross_v;  // [B, H, Ls, Dh]; undefined until the first step computes them
   // Block-State layers (nn/block_state_layer.h): the context states' keys and values the next
   // block reads, and the state-space model's state (S4D: its recurrence state [B, C, N/2],
   // complex; the unstructured kernel: every input so far [B, C, T]).
   at::Tensor context_k, context_v, ssm_state;
 };
+
+// cached [B, H, T, Dh] (undefined: T = 0) followed by step [B, H, t, Dh] along the positions. Outside
+// autograd the result is the first T + t positions of `buffer`, which doubles when full: a step
+// then copies its own t positions, where a cat copies all T + t (every layer, every step). Where
+// cached is not buffer's start (a reorder made it anew), buffer starts again from it.
+at::Tensor append_positions(PositionBuffer& buffer, const at::Tensor& cached, const at::Tensor& step);
 
 struct KvCache {
   std::vector<LayerKvCache> layers;
