@@ -31,7 +31,7 @@ at::Tensor Seq2SeqStepper::step(const at::Tensor& tokens) {
 void Seq2SeqStepper::reorder(const at::Tensor& index) {
   // The source's side was copied row for row with the cache's cross keys and values: where the
   // cache keeps those, it is the same after the reorder too.
-  if (!cache_.keeps_cross_rows(index)) {
+  if (!cache_.reorder(index)) {
     if (encoded_.hidden.defined()) encoded_.hidden = encoded_.hidden.index_select(0, index);
     if (encoded_.padding.defined()) encoded_.padding = encoded_.padding.index_select(0, index);
     if (encoded_.layout) encoded_.layout = attn::select_items(*encoded_.layout, index);
@@ -39,7 +39,6 @@ void Seq2SeqStepper::reorder(const at::Tensor& index) {
     if (encoded_.copy_keys.defined()) encoded_.copy_keys = encoded_.copy_keys.index_select(0, index);
   }
   if (history_.defined()) history_ = history_.index_select(0, index);
-  cache_.reorder(index);
   rows_ = index.size(0);
 }
 

@@ -66,7 +66,7 @@ bool KvCache::keeps_cross_rows(const at::Tensor& index) const {
   return true;
 }
 
-void KvCache::reorder(const at::Tensor& index) {
+bool KvCache::reorder(const at::Tensor& index) {
   auto keep = [&](at::Tensor& t) {
     if (t.defined()) t = t.index_select(0, index);
   };
@@ -85,6 +85,7 @@ void KvCache::reorder(const at::Tensor& index) {
   keep(key_padding);
   keep(segment);
   if (!cross_kept) cross_copies = cross_rows(layers) > 0 ? copies_made(host_index(index)) : 1;
+  return cross_kept;
 }
 
 }  // namespace strata::nn

@@ -78,13 +78,13 @@ TEST(KvCache, ReordersWithinAnInputLeaveTheCrossKeysAndValuesUncopied) {
   const at::Tensor self_before = cache.layers[0].self_k.clone();
   const void* cross_before = cache.layers[0].cross_v.data_ptr();
   EXPECT_TRUE(cache.keeps_cross_rows(within));
-  cache.reorder(within);
+  EXPECT_TRUE(cache.reorder(within));
   EXPECT_EQ(cache.layers[0].cross_v.data_ptr(), cross_before);
   EXPECT_TRUE(cache.layers[0].self_k.equal(self_before.index_select(0, within)));
 
   const at::Tensor across = rows({3, 0, 1, 2, 4, 5});  // row 0 takes input 1's
   EXPECT_FALSE(cache.keeps_cross_rows(across));
-  cache.reorder(across);
+  EXPECT_FALSE(cache.reorder(across));
   EXPECT_TRUE(cache.layers[0].cross_k[0].equal(inputs_k[1]));
   EXPECT_TRUE(cache.layers[1].cross_v[3].equal(inputs_k[0] + 100));
   EXPECT_EQ(cache.cross_copies, 1);
@@ -92,8 +92,8 @@ TEST(KvCache, ReordersWithinAnInputLeaveTheCrossKeysAndValuesUncopied) {
 }
 
 // Outside autograd the cached keys grow in a buffer: a step appends its positions in place and
-// the cache is a view of the buffer's start; a cache made anew by a reorder, or a copy of the
-// cache sharing the buffer, starts a buffer of its own.
+// the cache is a view of the buffer's start; a cache made anew by a reorder, or a copy of a
+// cache (whose view still lies in the original's buffer), starts a buffer of its own.
 TEST(KvCache, StepsAppendInPlaceAndAReorderedOrCopiedCacheStartsAfresh) {
   torch::NoGradGuard no_grad;
   const at::Tensor steps = torch::randn({2, 3, 40, 4});
@@ -108,7 +108,7 @@ TEST(KvCache, StepsAppendInPlaceAndAReorderedOrCopiedCacheStartsAfresh) {
   EXPECT_EQ(std::set<const void*>(starts.begin(), starts.end()).size(), 2u);
 
   nn::KvCache cache(1);
-  cache.layers[0] = layer;  // a copy: cache and `layer` share the buffer
+  cache.layers[0] = layer;  // a copy: its self_k is a view of `layer`'s buffer, its buffer empty
   cache.layers[0].self_k = nn::append_positions(cache.layers[0].self_k_buffer, cache.layers[0].self_k,
                                                 steps.narrow(2, 0, 1));
   EXPECT_NE(cache.layers[0].self_k.data_ptr(), layer.self_k.data_ptr());

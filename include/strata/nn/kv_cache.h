@@ -59,8 +59,9 @@ struct KvCache {
   explicit KvCache(std::size_t num_layers = 0) : layers(num_layers) {}
   // Keeps rows `index` ([N] int64) of every cached tensor, in that order: beam search's
   // reordering after each step. The cross keys and values are not copied where
-  // keeps_cross_rows(index).
-  void reorder(const at::Tensor& index);
+  // keeps_cross_rows(index); returns whether they were kept, so that a caller keeps what it
+  // copied row for row with them.
+  bool reorder(const at::Tensor& index);
   // Whether `index` maps every row of the cross keys and values to a copy of itself (a row of
   // its own group of cross_copies): then the encoder side's tensors are the same after it.
   bool keeps_cross_rows(const at::Tensor& index) const;
