@@ -37,12 +37,10 @@ std::vector<std::int64_t> host_index(const at::Tensor& index) {
 }  // namespace
 
 at::Tensor append_positions(PositionBuffer& buffer, const at::Tensor& cached, const at::Tensor& step) {
-  if (!cached.defined()) {
-    if (at::GradMode::is_enabled() && step.requires_grad()) return step;
-  } else if (at::GradMode::is_enabled() && (cached.requires_grad() || step.requires_grad())) {
-    // A buffer written in place would change what an earlier step saved for its backward.
-    return torch::cat({cached, step}, 2);
-  }
+  // Under autograd a buffer written in place would change what an earlier step saved for its
+  // backward.
+  if (at::GradMode::is_enabled() && (step.requires_grad() || (cached.defined() && cached.requires_grad())))
+    return cached.defined() ? torch::cat({cached, step}, 2) : step;
   at::Tensor& room = buffer.tensor;
   const std::int64_t held = cached.defined() ? cached.size(2) : 0, length = held + step.size(2);
   const bool fits = cached.defined() && room.defined() && cached.data_ptr() == room.data_ptr() &&
