@@ -1,6 +1,7 @@
 // The fused kernel's tile products against a plain fp64 triple loop, over the shapes whose
 // edges the micro-kernels handle apart: row blocks of 6 and their remainders, column bands of
-// 64 (AVX-512) or 16 (AVX2) and masked last vectors, depth 0, A transposed, padded leading dimensions, beta 0 / 1 / ½;
+// 64 (AVX-512) or 16 (AVX2) and masked last vectors, depth 0 and depths deep enough that the AVX2
+// kernel copies B's bands, A transposed, padded leading dimensions, beta 0 / 1 / ½;
 // and the block transpose the kernel's K^T and V^T copies use, over its 16 x 16 blocks' edges.
 #include <gtest/gtest.h>
 
@@ -26,7 +27,7 @@ std::vector<Shape> shapes() {
   for (bool trans_a : {false, true})
     for (std::int64_t m : {1, 5, 6, 7, 13, 64, 65})
       for (std::int64_t n : {1, 15, 16, 17, 48, 64, 65, 130})
-        for (std::int64_t k : {0, 1, 7, 64})
+        for (std::int64_t k : {0, 1, 7, 64, 256})
           list.push_back({trans_a, m, n, k, k == 7 ? 0.125f : 1.0f, n % 2 ? 1.0f : (m % 2 ? 0.0f : 0.5f)});
   return list;
 }

@@ -204,12 +204,16 @@ STRATA_AVX2 void band_avx2(std::int64_t m, std::int64_t k, float alpha, const fl
 // 2 KB apart (a head's rows of V, K or Q, laid out as the projection wrote them) fall in 2 of
 // L1's 64 sets, so a 64-row band evicts itself and every block re-reads it from L2: 64 × 64 × 64
 // products ran at 60 GFLOP/s with rows 2 KB apart, 90 with rows 256 B apart, on one Zen 3 core.
+// A band kPackDepth or more rows deep is copied too, wherever its rows lie: rows 256 B apart
+// (a head of 64) fall in 16 sets, 8 rows a set by 128 of them. The tall tiles' dK and dV products
+// (depth 256, B a head's Q or dO) ran at 65 GFLOP/s from the rows in place, 77 from the copy.
+constexpr std::int64_t kPackDepth = 128;
 
 STRATA_AVX2 void avx2_gemm(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                            const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta,
                            float* c, std::int64_t ldc) {
   const std::int64_t row_step = trans_a ? 1 : lda, depth_step = trans_a ? lda : 1;
-  const bool pack = ldb >= kPackRowsApart && m > kAvx2Rows;
+  const bool pack = (ldb >= kPackRowsApart || k >= kPackDepth) && m > kAvx2Rows;
   thread_local std::vector<float> packed;
   if (pack && static_cast<std::int64_t>(packed.size()) < k * kAvx2BandColumns)
     packed.resize(static_cast<std::size_t>(k * kAvx2BandColumns));
