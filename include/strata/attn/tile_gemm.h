@@ -22,8 +22,9 @@ void gemm(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k, double a
           double* c, std::int64_t ldc);
 
 // B's rows at least this many elements apart are copied, band by band, by each fp32 product
-// that reads them from more than one block of rows (tile_gemm.cpp says why); the fused kernel
-// copies a head it reads that way once instead (fused_plan.h, HeadCopy).
+// that reads them from more than one block of rows (tile_gemm.cpp says why; the AVX2 kernel
+// also copies bands of 128 or more rows wherever they lie); the fused kernel copies a head it
+// reads that way once instead (fused_plan.h, HeadCopy).
 constexpr std::int64_t kPackRowsApart = 128;
 
 // Ordered by width: a CPU that runs one runs those before it.
